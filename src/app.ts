@@ -1,0 +1,59 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "./http/context";
+import { ProblemError, isProblemError, invalidField, renderProblem } from "./http/problem";
+import { requestId } from "./http/request-id";
+import { versioning } from "./http/versioning";
+import { registerHealthRoutes } from "./routes/health";
+
+export type App = OpenAPIHono<AppEnv>;
+
+/**
+ * The one app factory: middleware chain, route modules, error handler and OpenAPI document.
+ * Tests reach the same app through the Worker's fetch.
+ */
+export function createApp(): App {
+  const app = new OpenAPIHono<AppEnv>({
+    // zod validation failures become problem documents that name the field. A malformed path id
+    // names nothing, so it is a 404 (spec 2.1).
+    defaultHook: (result, c) => {
+      if (result.success) return;
+      const target = (result as { target?: string }).target;
+      if (target === "param") {
+        throw new ProblemError("not_found", "The resource does not exist.");
+      }
+      const issue = result.error.issues[0];
+      const field = [target === "json" || target === "form" ? "body" : target ?? "request", ...issue.path.map(String)].join(".");
+      throw invalidField(field, issue.message);
+    },
+  });
+
+  app.use("*", requestId());
+  app.use("*", versioning());
+
+  registerHealthRoutes(app);
+
+  app.doc31("/openapi.json", (c) => ({
+    openapi: "3.1.0",
+    info: {
+      title: "Countersign API",
+      version: c.get("version"),
+      description:
+        "Handwritten-signature verification. Members marked as designed here fill in what the interface specification leaves unshown.",
+    },
+    servers: [{ url: new URL(c.req.url).origin }],
+  }));
+
+  app.notFound((c) => renderProblem(new ProblemError("not_found", `No route ${c.req.method} ${new URL(c.req.url).pathname}.`), c.env.DOCS_URL, c.get("requestId")));
+
+  app.onError((err, c) => {
+    const problem = isProblemError(err)
+      ? err
+      : new ProblemError("internal_error", "An internal error occurred. It has been logged with this request's id.");
+    if (!isProblemError(err)) console.error("unhandled error", c.get("requestId"), err);
+    const res = renderProblem(problem, c.env.DOCS_URL, c.get("requestId"));
+    // Headers set by earlier middleware (X-Request-Id, Service-Version) are re-applied by them after next().
+    return res;
+  });
+
+  return app;
+}

@@ -1,0 +1,30 @@
+import path from "node:path";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig(async () => {
+  const root = import.meta.dirname;
+  const directoryMigrations = await readD1Migrations(path.join(root, "migrations/directory"));
+  const regionMigrations = await readD1Migrations(path.join(root, "migrations/region"));
+
+  return {
+    plugins: [
+      cloudflareTest({
+        wrangler: { configPath: "./wrangler.toml" },
+        miniflare: {
+          bindings: {
+            TEST_DIRECTORY_MIGRATIONS: directoryMigrations,
+            TEST_REGION_MIGRATIONS: regionMigrations,
+            OPERATOR_TOKEN: "test-operator-token",
+          },
+        },
+      }),
+    ],
+    test: {
+      setupFiles: ["./test/setup/apply-migrations.ts"],
+      include: ["test/**/*.test.ts"],
+      testTimeout: 30_000,
+      hookTimeout: 60_000,
+    },
+  };
+});
