@@ -1,5 +1,253 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../src/env";
 
-// PLACEHOLDER: filled in by the work that owns it.
-export class TenantGate extends DurableObject<Env> {}
+/**
+ * One per tenant: the tenant's rate buckets, its idempotency records and its usage counters.
+ * Every method runs its reads and the writes that depend on them synchronously (no await in
+ * between), so the object's input gate makes each call atomic with respect to the others.
+ */
+
+export type BucketName = "api" | "image";
+
+/** Tokens per second and burst size of each bucket (spec part 8). */
+export const BUCKETS: Record<BucketName, { rate: number; burst: number }> = {
+  api: { rate: 20, burst: 50 },
+  image: { rate: 50, burst: 200 },
+};
+
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** An in-progress record older than this belongs to a request that died without releasing it. */
+export const IDEMPOTENCY_LEASE_MS = 5 * 60 * 1000;
+/** Item ids are remembered this long so that late redeliveries are still not counted twice. */
+export const COUNTED_ITEM_TTL_MS = 70 * 24 * 60 * 60 * 1000;
+/** DO SQLite values are limited to 2 MB; larger responses are not kept for replay. */
+export const MAX_STORED_RESPONSE_BYTES = 1024 * 1024;
+
+export type TakeResult = { ok: true; remaining: number } | { ok: false; retryAfterSeconds: number };
+
+export interface StoredResponse {
+  status: number;
+  headers: [string, string][];
+  body: ArrayBuffer;
+}
+
+export type BeginResult =
+  | { kind: "new"; lease: string }
+  | { kind: "replay"; response: StoredResponse }
+  | { kind: "conflict" }
+  | { kind: "in_progress" }
+  | { kind: "not_replayable"; jobId: string | null };
+
+type IdemRow = {
+  key: string;
+  fingerprint: string;
+  state: "in_progress" | "completed" | "not_replayable";
+  lease: string | null;
+  status: number | null;
+  headers: string | null;
+  body: ArrayBuffer | null;
+  job_id: string | null;
+  created_at: number;
+  updated_at: number;
+};
+
+const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS buckets (
+     name TEXT PRIMARY KEY,
+     tokens REAL NOT NULL,
+     updated_at INTEGER NOT NULL
+   )`,
+  `CREATE TABLE IF NOT EXISTS idempotency (
+     key TEXT PRIMARY KEY,
+     fingerprint TEXT NOT NULL,
+     route TEXT NOT NULL,
+     state TEXT NOT NULL,
+     lease TEXT,
+     status INTEGER,
+     headers TEXT,
+     body BLOB,
+     job_id TEXT,
+     created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL
+   )`,
+  `CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created_at)`,
+  `CREATE TABLE IF NOT EXISTS counted_items (
+     item_id TEXT PRIMARY KEY,
+     month TEXT NOT NULL,
+     counted_at INTEGER NOT NULL
+   )`,
+  `CREATE INDEX IF NOT EXISTS counted_items_time ON counted_items (counted_at)`,
+  `CREATE TABLE IF NOT EXISTS monthly_usage (
+     month TEXT PRIMARY KEY,
+     items INTEGER NOT NULL
+   )`,
+];
+
+/** `YYYY-MM` of a time, in UTC. */
+export function utcMonth(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 7);
+}
+
+export class TenantGate extends DurableObject<Env> {
+  #sql: SqlStorage;
+  /** The alarm currently set (mirrors storage, so scheduling needs no await). */
+  #alarmAt: number | null = null;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.#sql = ctx.storage.sql;
+    ctx.blockConcurrencyWhile(async () => {
+      for (const stmt of SCHEMA) this.#sql.exec(stmt);
+      this.#alarmAt = await ctx.storage.getAlarm();
+    });
+  }
+
+  // ---- rate buckets -------------------------------------------------------------------------
+
+  /** Takes one token from a bucket, refilled continuously at the bucket's rate up to its burst. */
+  take(bucket: BucketName): TakeResult {
+    const { rate, burst } = BUCKETS[bucket];
+    const now = Date.now();
+    const row = this.#sql.exec<{ tokens: number; updated_at: number }>("SELECT tokens, updated_at FROM buckets WHERE name = ?", bucket).toArray()[0];
+    const elapsed = row ? Math.max(0, now - row.updated_at) : 0;
+    const tokens = row ? Math.min(burst, row.tokens + (elapsed * rate) / 1000) : burst;
+    if (tokens >= 1) {
+      this.#sql.exec("INSERT OR REPLACE INTO buckets (name, tokens, updated_at) VALUES (?, ?, ?)", bucket, tokens - 1, now);
+      return { ok: true, remaining: Math.floor(tokens - 1) };
+    }
+    this.#sql.exec("INSERT OR REPLACE INTO buckets (name, tokens, updated_at) VALUES (?, ?, ?)", bucket, tokens, now);
+    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / rate)) };
+  }
+
+  // ---- idempotency --------------------------------------------------------------------------
+
+  /**
+   * Starts a request under an idempotency key. `new` hands out a lease that complete/release must
+   * present, so a request whose abandoned record was taken over cannot overwrite the new owner's.
+   */
+  begin(key: string, fingerprint: string, route: string): BeginResult {
+    const now = Date.now();
+    const row = this.#idem(key, now);
+    if (row) {
+      const abandoned = row.state === "in_progress" && now - row.updated_at >= IDEMPOTENCY_LEASE_MS;
+      if (!abandoned) {
+        if (row.state === "in_progress") return { kind: "in_progress" };
+        if (row.fingerprint !== fingerprint) return { kind: "conflict" };
+        if (row.state === "not_replayable") return { kind: "not_replayable", jobId: row.job_id };
+        return {
+          kind: "replay",
+          response: { status: row.status ?? 200, headers: JSON.parse(row.headers ?? "[]"), body: row.body ?? new ArrayBuffer(0) },
+        };
+      }
+    }
+    const lease = crypto.randomUUID();
+    this.#sql.exec(
+      `INSERT OR REPLACE INTO idempotency (key, fingerprint, route, state, lease, created_at, updated_at)
+       VALUES (?, ?, ?, 'in_progress', ?, ?, ?)`,
+      key, fingerprint, route, lease, now, now,
+    );
+    this.#scheduleSweep(now + IDEMPOTENCY_TTL_MS);
+    return { kind: "new", lease };
+  }
+
+  /**
+   * Stores the outcome to replay. The caller decides what is replayable (successful responses and
+   * committed outcomes of checks); an outcome too large to keep releases the key instead.
+   */
+  complete(key: string, lease: string, response: StoredResponse): boolean {
+    if (response.body.byteLength > MAX_STORED_RESPONSE_BYTES) return this.release(key, lease);
+    const cursor = this.#sql.exec(
+      `UPDATE idempotency SET state = 'completed', lease = NULL, status = ?, headers = ?, body = ?, updated_at = ?
+       WHERE key = ? AND lease = ? AND state = 'in_progress'`,
+      response.status, JSON.stringify(response.headers), response.body, Date.now(), key, lease,
+    );
+    return cursor.rowsWritten > 0;
+  }
+
+  /** Frees the key after an error, so the request may be retried with it. */
+  release(key: string, lease: string): boolean {
+    const cursor = this.#sql.exec("DELETE FROM idempotency WHERE key = ? AND lease = ? AND state = 'in_progress'", key, lease);
+    return cursor.rowsWritten > 0;
+  }
+
+  /** A streamed check: its outcome cannot be replayed; later uses of the key point at the job. */
+  markNotReplayable(key: string, lease: string, jobId: string | null): boolean {
+    const cursor = this.#sql.exec(
+      `UPDATE idempotency SET state = 'not_replayable', lease = NULL, job_id = ?, updated_at = ?
+       WHERE key = ? AND lease = ? AND state = 'in_progress'`,
+      jobId, Date.now(), key, lease,
+    );
+    return cursor.rowsWritten > 0;
+  }
+
+  // ---- usage counters -----------------------------------------------------------------------
+
+  /**
+   * Counts checked items in the current UTC month, each item id once however often it is reported
+   * (queue redeliveries). Returns how many were new and the month's total afterwards.
+   */
+  countItems(itemIds: string[]): { counted: number; month: string; total: number } {
+    const now = Date.now();
+    const month = utcMonth(now);
+    let counted = 0;
+    for (const id of new Set(itemIds)) {
+      if (this.#sql.exec("SELECT 1 FROM counted_items WHERE item_id = ?", id).toArray().length > 0) continue;
+      this.#sql.exec("INSERT INTO counted_items (item_id, month, counted_at) VALUES (?, ?, ?)", id, month, now);
+      counted++;
+    }
+    if (counted > 0) {
+      this.#sql.exec(
+        "INSERT INTO monthly_usage (month, items) VALUES (?, ?) ON CONFLICT (month) DO UPDATE SET items = items + excluded.items",
+        month, counted,
+      );
+      this.#scheduleSweep(now + COUNTED_ITEM_TTL_MS);
+    }
+    return { counted, month, total: this.#monthTotal(month) };
+  }
+
+  /** Items counted in a UTC month (`YYYY-MM`, default the current one). */
+  monthTotal(month?: string): number {
+    return this.#monthTotal(month ?? utcMonth(Date.now()));
+  }
+
+  // ---- expiry -------------------------------------------------------------------------------
+
+  override async alarm(): Promise<void> {
+    const now = Date.now();
+    this.#alarmAt = null;
+    this.#sql.exec("DELETE FROM idempotency WHERE created_at <= ?", now - IDEMPOTENCY_TTL_MS);
+    this.#sql.exec("DELETE FROM counted_items WHERE counted_at <= ?", now - COUNTED_ITEM_TTL_MS);
+    const next = this.#sql
+      .exec<{ at: number | null }>(
+        `SELECT MIN(at) AS at FROM (
+           SELECT MIN(created_at) + ? AS at FROM idempotency
+           UNION ALL SELECT MIN(counted_at) + ? AS at FROM counted_items)`,
+        IDEMPOTENCY_TTL_MS, COUNTED_ITEM_TTL_MS,
+      )
+      .one().at;
+    if (next !== null) this.#scheduleSweep(Math.max(next, now + 1000));
+  }
+
+  #monthTotal(month: string): number {
+    return this.#sql.exec<{ items: number }>("SELECT items FROM monthly_usage WHERE month = ?", month).toArray()[0]?.items ?? 0;
+  }
+
+  /** The record of a key, or null when absent or past its 24 h (deleted on sight). */
+  #idem(key: string, now: number): IdemRow | null {
+    const row = this.#sql.exec<IdemRow>("SELECT * FROM idempotency WHERE key = ?", key).toArray()[0];
+    if (!row) return null;
+    if (now - row.created_at >= IDEMPOTENCY_TTL_MS) {
+      this.#sql.exec("DELETE FROM idempotency WHERE key = ?", key);
+      return null;
+    }
+    return row;
+  }
+
+  /** Keeps one alarm at the earliest time something expires. */
+  #scheduleSweep(at: number): void {
+    if (this.#alarmAt !== null && this.#alarmAt <= at) return;
+    this.#alarmAt = at;
+    // Not awaited: storage writes are ordered and the output gate holds replies until it is durable.
+    void this.ctx.storage.setAlarm(at);
+  }
+}
