@@ -26,7 +26,8 @@ async function age(stub: DurableObjectStub<TenantGate>, ms: number): Promise<voi
  * workerd, so the counts are exact.
  */
 async function drain(stub: DurableObjectStub<TenantGate>, bucket: "api" | "image", max = 1000) {
-  return runInDurableObject(stub, (gate: TenantGate) => {
+  return runInDurableObject(stub, (instance) => {
+    const gate = instance as TenantGate;
     let granted = 0;
     for (let i = 0; i < max; i++) {
       const r = gate.take(bucket);
