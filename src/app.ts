@@ -4,6 +4,7 @@ import { ProblemError, isProblemError, invalidField, renderProblem } from "./htt
 import { requestId } from "./http/request-id";
 import { versioning } from "./http/versioning";
 import { registerHealthRoutes } from "./routes/health";
+import { registerPlatformRoutes } from "./routes/platform";
 
 export type App = OpenAPIHono<AppEnv>;
 
@@ -31,6 +32,7 @@ export function createApp(): App {
   app.use("*", versioning());
 
   registerHealthRoutes(app);
+  registerPlatformRoutes(app);
 
   app.doc31("/openapi.json", (c) => ({
     openapi: "3.1.0",
