@@ -1,11 +1,97 @@
 import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "./context";
-import type { RouteRules } from "./route";
+import type { Env } from "../env";
+import { SESSION_TOKEN_PREFIX, parseApiKey, secretMatches } from "../domain/api-key";
+import { directory } from "../storage/directory";
+import { PERMISSIONS, type AppEnv, type Caller, type Permission } from "./context";
+import { JwtRejected, looksLikeJwt, verifyDashboardJwt } from "./jwt";
 import { ProblemError } from "./problem";
+import type { RouteRules } from "./route";
 
-// PLACEHOLDER (owned by the auth work): establishes c.var.caller from API key, JWT or session token.
-export function authenticate(_rules: Required<RouteRules>): MiddlewareHandler<AppEnv> {
-  return async () => {
-    throw new ProblemError("unauthorized", "Authentication is not available yet.");
+const KNOWN = new Set<string>(PERMISSIONS);
+
+function unauthorized(detail: string): ProblemError {
+  return new ProblemError("unauthorized", detail, { headers: { "WWW-Authenticate": 'Bearer realm="countersign"' } });
+}
+
+/** The bearer token of the request, or null when the header is missing or not a bearer credential. */
+export function bearerToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  return m ? m[1] : null;
+}
+
+/**
+ * Establishes c.var.caller from the Authorization header: an API key, a dashboard JWT, or (on routes
+ * that list "session") a session token. Every failure to prove identity is 401 `unauthorized`; a proven
+ * credential of a kind the route does not take is 403 `permission_denied`.
+ */
+export function authenticate(rules: Required<RouteRules>): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const token = bearerToken(c.req.header("Authorization"));
+    if (!token) throw unauthorized("This route requires Authorization: Bearer <API key or dashboard token>.");
+
+    let caller: Caller;
+    if (token.startsWith(SESSION_TOKEN_PREFIX)) {
+      // Sessions are issued by a later part of the service; until then no session token can be valid.
+      // A session token on a route that does not take sessions is refused as an unusable credential (401),
+      // like any other credential that cannot authenticate this request.
+      if (!rules.credentials.includes("session")) {
+        throw unauthorized("Session tokens are accepted only on GET /sig/live and on a streamed POST /sig/checks.");
+      }
+      throw unauthorized("The session token is not valid.");
+    } else if (token.startsWith("svc_")) {
+      caller = await authenticateApiKey(c.env, token);
+    } else if (looksLikeJwt(token)) {
+      caller = await authenticateDashboardUser(c.env, token);
+    } else {
+      throw unauthorized("The credential is malformed: expected an API key (svc_...) or a dashboard token.");
+    }
+
+    if (!rules.credentials.includes(caller.kind)) {
+      throw new ProblemError(
+        "permission_denied",
+        caller.kind === "api_key" && rules.credentials.includes("user")
+          ? "This route is for dashboard users only; API keys are refused."
+          : "This route does not accept this kind of credential.",
+      );
+    }
+    c.set("caller", caller);
+    return next();
   };
+}
+
+async function authenticateApiKey(env: Env, token: string): Promise<Caller> {
+  const parsed = parseApiKey(token);
+  if (!parsed) throw unauthorized("The API key is malformed.");
+  // A key of another environment (svc_live_ sent to a test service) is simply not one of ours.
+  if (parsed.env !== env.API_KEY_ENV) throw unauthorized("The API key is not valid.");
+  const key = await directory(env.DIRECTORY).getApiKey(parsed.keyId);
+  // Unknown id and wrong secret read the same, so the answer does not reveal which key ids exist.
+  if (!key || !(await secretMatches(parsed.secret, key.secretHash))) throw unauthorized("The API key is not valid.");
+  if (key.revokedAt) throw unauthorized("The API key has been revoked.");
+  if (key.expiresAt && Date.parse(key.expiresAt) <= Date.now()) throw unauthorized("The API key has expired.");
+  return {
+    kind: "api_key",
+    actor: `key:${key.keyId}`,
+    orgId: key.orgId,
+    permissions: new Set(key.permissions),
+    keyId: key.keyId,
+  };
+}
+
+async function authenticateDashboardUser(env: Env, token: string): Promise<Caller> {
+  let claims;
+  try {
+    claims = await verifyDashboardJwt(env, token);
+  } catch (err) {
+    if (err instanceof JwtRejected) throw unauthorized(`Dashboard token refused: ${err.message}`);
+    throw err;
+  }
+  const org = await directory(env.DIRECTORY).getOrg(claims.orgId);
+  if (!org) {
+    throw new ProblemError("tenant_not_provisioned", `The organisation ${claims.orgId} of this token is not a provisioned tenant.`);
+  }
+  // Permissions we do not know (e.g. of another product) are ignored rather than refused.
+  const permissions = new Set(claims.permissions.filter((p): p is Permission => KNOWN.has(p)));
+  return { kind: "user", actor: `user:${claims.sub}`, orgId: org.id, permissions, userId: claims.sub };
 }

@@ -1,8 +1,80 @@
 import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "./context";
+import { recordAudit } from "../storage/audit";
+import { directory } from "../storage/directory";
+import { regionStore } from "../storage/regions";
+import type { AppEnv, Org } from "./context";
+import { ProblemError } from "./problem";
+import { hostOfRegion, regionOfHost } from "./region";
 import type { RouteRules } from "./route";
 
-// PLACEHOLDER (owned by the auth work): sets c.var.tenant (Service-Org, suspension, region routing).
+/** Seconds a client should wait before retrying while its organisation moves region. */
+export const ORG_MOVING_RETRY_AFTER = 30;
+
+const ORG_ID = /^org_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/**
+ * Sets c.var.tenant: the organisation the request acts in (the caller's own, or a descendant named by
+ * Service-Org), after suspension, move and region checks, with its home region's storage.
+ */
 export function resolveTenant(_rules: Required<RouteRules>): MiddlewareHandler<AppEnv> {
-  return async (_c, next) => next();
+  return async (c, next) => {
+    const caller = c.get("caller");
+    const dir = directory(c.env.DIRECTORY);
+    const requested = c.req.header("Service-Org")?.trim();
+    const actingAs = requested !== undefined && requested !== "" && requested !== caller.orgId;
+
+    let chain: Org[];
+    if (actingAs) {
+      if (!caller.permissions.has("org:children:access")) {
+        throw new ProblemError("permission_denied", "Acting in another organisation (Service-Org) requires the permission org:children:access.", {
+          extensions: { permission: "org:children:access" },
+        });
+      }
+      chain = ORG_ID.test(requested) ? await dir.orgWithAncestors(requested) : [];
+      // Anything that is not strictly below the caller's organisation is answered as missing.
+      if (!chain.slice(1).some((o) => o.id === caller.orgId)) {
+        throw new ProblemError("not_found", `The organisation ${requested} does not exist.`);
+      }
+    } else {
+      chain = await dir.orgWithAncestors(caller.orgId);
+      if (chain.length === 0) throw new ProblemError("unauthorized", "The credential's organisation no longer exists.");
+    }
+
+    const org = chain[0];
+    // Suspension of an organisation or of any organisation above it refuses the credential (401), as the
+    // spec prescribes for session tokens; API keys and dashboard users are treated the same way.
+    const suspended = chain.find((o) => o.suspended);
+    if (suspended) {
+      throw new ProblemError(
+        "unauthorized",
+        suspended.id === org.id ? `The organisation ${org.id} is suspended.` : `The organisation ${org.id} is suspended through ${suspended.id}.`,
+      );
+    }
+    if (org.movingTo) {
+      throw new ProblemError("org_moving", `The organisation ${org.id} is being moved to region ${org.movingTo}; retry shortly.`, {
+        headers: { "Retry-After": String(ORG_MOVING_RETRY_AFTER) },
+      });
+    }
+    const hostRegion = regionOfHost(c.env, new URL(c.req.url).host);
+    if (hostRegion && hostRegion !== org.region) {
+      const apiHost = hostOfRegion(c.env, org.region) ?? undefined;
+      throw new ProblemError("wrong_region", `The organisation lives in region ${org.region}; use ${apiHost}.`, {
+        extensions: { region: org.region, api_host: apiHost },
+      });
+    }
+
+    const store = regionStore(c.env, org.region);
+    c.set("tenant", { org, store, actingAs });
+    if (actingAs) {
+      await recordAudit(store.db, {
+        orgId: org.id,
+        actor: caller.actor,
+        action: "org.act_as",
+        target: `${c.req.method} ${new URL(c.req.url).pathname}`,
+        detail: { from_org: caller.orgId },
+        requestId: c.get("requestId"),
+      });
+    }
+    return next();
+  };
 }

@@ -1,0 +1,72 @@
+import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import type { Env } from "../env";
+
+/** Spec part 8: dashboard JWTs are at most 8192 bytes. */
+export const MAX_JWT_BYTES = 8192;
+
+export interface DashboardClaims {
+  sub: string;
+  orgId: string;
+  permissions: string[];
+}
+
+export class JwtRejected extends Error {}
+
+// One key set per issuer and source, kept for the life of the isolate: the remote set fetches the JWKS
+// once and only refetches for an unknown `kid` (rate-limited by jose's cooldown) or when its cache ages out.
+const keySets = new Map<string, JWTVerifyGetKey>();
+
+function keySetFor(env: Env): JWTVerifyGetKey {
+  const source = env.JWKS_URL ? `url:${env.JWKS_URL}` : `inline:${env.JWKS_INLINE ?? ""}`;
+  const cacheKey = `${env.JWT_ISSUER}|${source}`;
+  let keys = keySets.get(cacheKey);
+  if (!keys) {
+    if (env.JWKS_URL) {
+      keys = createRemoteJWKSet(new URL(env.JWKS_URL), { timeoutDuration: 5000, cacheMaxAge: 10 * 60_000 });
+    } else if (env.JWKS_INLINE) {
+      keys = createLocalJWKSet(JSON.parse(env.JWKS_INLINE));
+    } else {
+      throw new JwtRejected("Dashboard tokens are not configured on this service.");
+    }
+    keySets.set(cacheKey, keys);
+  }
+  return keys;
+}
+
+export function looksLikeJwt(token: string): boolean {
+  return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(token);
+}
+
+/**
+ * Verifies a dashboard token: RS256 only, issuer, audience (`aud` containing JWT_AUDIENCE, or a
+ * `client_id` claim equal to it, as some identity providers issue access tokens), expiry, and the
+ * claims we need. Throws JwtRejected with a caller-safe reason.
+ */
+export async function verifyDashboardJwt(env: Env, token: string): Promise<DashboardClaims> {
+  if (new TextEncoder().encode(token).byteLength > MAX_JWT_BYTES) {
+    throw new JwtRejected(`The token is larger than ${MAX_JWT_BYTES} bytes.`);
+  }
+  let payload: JWTPayload;
+  try {
+    ({ payload } = await jwtVerify(token, keySetFor(env), {
+      algorithms: ["RS256"],
+      issuer: env.JWT_ISSUER,
+      requiredClaims: ["exp", "sub"],
+    }));
+  } catch (err) {
+    if (err instanceof JwtRejected) throw err;
+    const code = (err as { code?: string }).code;
+    throw new JwtRejected(code === "ERR_JWT_EXPIRED" ? "The token has expired." : "The token is invalid.");
+  }
+  const aud = payload.aud === undefined ? [] : Array.isArray(payload.aud) ? payload.aud : [payload.aud];
+  if (!aud.includes(env.JWT_AUDIENCE) && payload.client_id !== env.JWT_AUDIENCE) {
+    throw new JwtRejected("The token was issued for another audience.");
+  }
+  const orgId = payload.org_id;
+  if (typeof orgId !== "string" || orgId.length === 0) throw new JwtRejected("The token has no org_id claim.");
+  const permissions = payload.permissions ?? [];
+  if (!Array.isArray(permissions) || !permissions.every((p) => typeof p === "string")) {
+    throw new JwtRejected("The token's permissions claim is not a list of strings.");
+  }
+  return { sub: payload.sub!, orgId, permissions };
+}

@@ -1,0 +1,54 @@
+import type { RegionStore } from "../http/context";
+import { REGIONAL_TABLES, orgFilePrefix } from "./regions";
+
+const BATCH = 50;
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/**
+ * Copies an organisation's regional rows (every table in REGIONAL_TABLES) and its R2 objects from one
+ * region to another. Copies are upserts, so a move interrupted half-way can simply be run again.
+ */
+export async function copyOrgData(orgId: string, from: RegionStore, to: RegionStore): Promise<{ rows: number; files: number }> {
+  let rows = 0;
+  for (const table of REGIONAL_TABLES) {
+    const { results } = await from.db.prepare(`SELECT * FROM ${quoteIdent(table)} WHERE org_id = ?`).bind(orgId).all<Record<string, unknown>>();
+    const statements = results.map((row) => {
+      const cols = Object.keys(row);
+      return to.db
+        .prepare(`INSERT OR REPLACE INTO ${quoteIdent(table)} (${cols.map(quoteIdent).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`)
+        .bind(...cols.map((c) => row[c] ?? null));
+    });
+    for (let i = 0; i < statements.length; i += BATCH) await to.db.batch(statements.slice(i, i + BATCH));
+    rows += results.length;
+  }
+
+  let files = 0;
+  for await (const key of listKeys(from.files, orgFilePrefix(orgId))) {
+    const obj = await from.files.get(key);
+    if (!obj) continue;
+    await to.files.put(key, obj.body, { httpMetadata: obj.httpMetadata, customMetadata: obj.customMetadata });
+    files++;
+  }
+  return { rows, files };
+}
+
+/** Removes what copyOrgData copied, once the directory points at the new region. */
+export async function deleteOrgData(orgId: string, from: RegionStore): Promise<void> {
+  await from.db.batch(REGIONAL_TABLES.map((t) => from.db.prepare(`DELETE FROM ${quoteIdent(t)} WHERE org_id = ?`).bind(orgId)));
+  // List everything first: deleting while paging a listing can skip objects.
+  const keys: string[] = [];
+  for await (const key of listKeys(from.files, orgFilePrefix(orgId))) keys.push(key);
+  for (let i = 0; i < keys.length; i += 500) await from.files.delete(keys.slice(i, i + 500));
+}
+
+async function* listKeys(bucket: R2Bucket, prefix: string): AsyncGenerator<string> {
+  let cursor: string | undefined;
+  do {
+    const page = await bucket.list({ prefix, cursor });
+    for (const o of page.objects) yield o.key;
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor);
+}
