@@ -1,4 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "./http/context";
 import { ProblemError, isProblemError, invalidField, renderProblem } from "./http/problem";
 import { requestId } from "./http/request-id";
@@ -48,14 +49,26 @@ export function createApp(): App {
   app.notFound((c) => renderProblem(new ProblemError("not_found", `No route ${c.req.method} ${new URL(c.req.url).pathname}.`), c.env.DOCS_URL, c.get("requestId")));
 
   app.onError((err, c) => {
-    const problem = isProblemError(err)
-      ? err
-      : new ProblemError("internal_error", "An internal error occurred. It has been logged with this request's id.");
-    if (!isProblemError(err)) console.error("unhandled error", c.get("requestId"), err);
+    const problem = isProblemError(err) ? err : fromFrameworkError(err);
+    if (problem.status >= 500 && !isProblemError(err)) console.error("unhandled error", c.get("requestId"), err);
     const res = renderProblem(problem, c.env.DOCS_URL, c.get("requestId"));
     // Headers set by earlier middleware (X-Request-Id, Service-Version) are re-applied by them after next().
     return res;
   });
 
   return app;
+}
+
+/**
+ * Hono's own validators and helpers throw HTTPException (e.g. 400 for malformed JSON): those are the
+ * client's mistakes and keep their status; anything else is an internal error.
+ */
+function fromFrameworkError(err: unknown): ProblemError {
+  if (err instanceof HTTPException && err.status < 500) {
+    if (err.status === 400) return invalidField("body", err.message || "is malformed");
+    if (err.status === 413) return new ProblemError("too_large", err.message || "The body is too large.");
+    if (err.status === 415) return new ProblemError("unsupported_media_type", err.message || "Unsupported media type.");
+    return new ProblemError("invalid_request", err.message || "The request is invalid.", { status: err.status });
+  }
+  return new ProblemError("internal_error", "An internal error occurred. It has been logged with this request's id.");
 }
