@@ -1,0 +1,43 @@
+/**
+ * Scoring parameters: everything in scoring that was learned or tuned, trained by bench/train/train.ts on
+ * development writers only and shipped as src/verify/data/scoring.json. Nothing is fetched at run time.
+ *
+ * A comparison yields a vector (see compare.ts comparisonVector): per feature group, the questioned
+ * signature's distance to its nearest references z-normalised by the subject's own reference statistics,
+ * and the same distance relative to the population. A linear model turns it into a logit; a logistic map
+ * (fitted on development writers) turns that into the calibrated score in [0, 1], about the probability
+ * that the signature is the subject's own, so one set of policy thresholds means the same for everyone.
+ */
+import shipped from "./data/scoring.json";
+
+export interface ScoringParams {
+  version: number;
+  featureVersion: number;
+  /** Datasets whose writers trained these numbers (the accuracy bench never reports on them). */
+  trainedOn: string[];
+  /** Distances to the k nearest references are averaged. */
+  k: number;
+  /** Population statistics of a genuine signature's distance to a subject's references, per group. */
+  prior: { mean: number[]; spread: number[]; /** weight of the prior, in references */ strength: number };
+  /** Per group: genuine-to-genuine distance over reference-to-synthetic-variant distance. */
+  variantRatio: number[];
+  /** The spread never falls below this share of the mean (one or two references say little). */
+  spreadFloor: number;
+  /** Outlier references: leave-one-out mean z above this is flagged. */
+  outlierZ: number;
+  /** Linear model over the comparison vector: logit = w . x + b (higher = genuine). */
+  classifier: { weights: number[]; bias: number };
+  /** score = sigmoid(a * logit + b). */
+  calibration: { a: number; b: number };
+}
+
+export const DEFAULT_PARAMS: ScoringParams = shipped as ScoringParams;
+
+export function sigmoid(t: number): number {
+  return 1 / (1 + Math.exp(-t));
+}
+
+export function calibrate(logit: number, p: ScoringParams): number {
+  const s = sigmoid(p.calibration.a * logit + p.calibration.b);
+  return Math.min(1, Math.max(0, s));
+}

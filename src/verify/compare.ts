@@ -1,0 +1,145 @@
+/**
+ * Comparing a questioned signature with a subject's reference model.
+ *
+ *   compareToModel(core, features, model, params?): Comparison
+ *     score     calibrated to [0, 1] (about the probability the signature is the subject's own); the policy
+ *               thresholds in src/domain/policy-defaults.ts apply to it
+ *     distance  the per-writer normalised distance (mean z over feature groups; 0 = as far as a typical
+ *               genuine signature, higher = further)
+ *     bestRefId the reference that matched best
+ *     regions   the zones that deviated most from that reference, as boxes in [0, 1] coordinates of the
+ *               questioned signature's raster, with deviation = zone distance / mean zone distance (1 = typical)
+ */
+import type { Core } from "./core";
+import { DEFAULT_PARAMS, calibrate, type ScoringParams } from "./calibration";
+import { FEATURE_VERSION, featureVector, type SignatureFeatures } from "./features";
+import { aggregate, type ReferenceModel } from "./model";
+
+export interface Region {
+  box: { x: number; y: number; w: number; h: number };
+  deviation: number;
+}
+
+export interface Comparison {
+  score: number;
+  distance: number;
+  bestRefId: string;
+  regions: Region[];
+}
+
+export class ModelMismatchError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ModelMismatchError";
+  }
+}
+
+/** Groups used to explain: HOG and LBP on the 4x8 grid. */
+const ZONE_ROWS = 4;
+const ZONE_COLS = 8;
+const REGION_COUNT = 3;
+
+/** The vector the classifier reads: per group z against the subject, then log distance against the population. */
+export function comparisonVector(
+  dist: Float32Array,
+  refCount: number,
+  groups: number,
+  model: ReferenceModel,
+  params: ScoringParams,
+): { x: number[]; z: number } {
+  const d = aggregate(dist, refCount, groups, params.k);
+  const x: number[] = [];
+  let zSum = 0;
+  for (let g = 0; g < groups; g++) {
+    const z = (d[g] - model.stats.mean[g]) / model.stats.spread[g];
+    x.push(z);
+    zSum += z;
+  }
+  for (let g = 0; g < groups; g++) x.push(Math.log((d[g] + 1e-6) / (params.prior.mean[g] + 1e-6)));
+  return { x, z: zSum / groups };
+}
+
+export function logitOf(x: number[], params: ScoringParams): number {
+  let t = params.classifier.bias;
+  for (let i = 0; i < x.length; i++) t += params.classifier.weights[i] * x[i];
+  return t;
+}
+
+export function compareToModel(
+  core: Core,
+  features: SignatureFeatures,
+  model: ReferenceModel,
+  params: ScoringParams = DEFAULT_PARAMS,
+): Comparison {
+  if (model.featureVersion !== FEATURE_VERSION || features.version !== FEATURE_VERSION) {
+    throw new ModelMismatchError("the reference model was built with other features: rebuild it");
+  }
+  const active = model.refs.filter((r) => !r.outlier);
+  if (active.length === 0) throw new ModelMismatchError("the reference model has no usable reference");
+  const q = featureVector(features);
+  const G = core.groupCount;
+  const refVectors = active.map((r) => featureVector(r.features));
+  const dist = core.groupDistances(q, refVectors);
+
+  const { x, z } = comparisonVector(dist, active.length, G, model, params);
+  const score = features.inkFound ? calibrate(logitOf(x, params), params) : 0;
+
+  // Best reference: smallest distance relative to the subject's typical distance, over all groups.
+  let best = 0;
+  let bestD = Infinity;
+  for (let r = 0; r < active.length; r++) {
+    let t = 0;
+    for (let g = 0; g < G; g++) t += dist[r * G + g] / (model.stats.mean[g] + 1e-6);
+    if (t < bestD) {
+      bestD = t;
+      best = r;
+    }
+  }
+  return {
+    score,
+    distance: z,
+    bestRefId: active[best].refId,
+    regions: deviatingRegions(core, q, refVectors[best], features.inkBox),
+  };
+}
+
+function zoneChi2(a: Float32Array, b: Float32Array, from: number, len: number): number {
+  let t = 0;
+  for (let i = from; i < from + len; i++) {
+    const s = a[i] + b[i];
+    if (s > 0) t += ((a[i] - b[i]) * (a[i] - b[i])) / s;
+  }
+  return t;
+}
+
+/** The 4x8 zones where the questioned signature differs most from the reference (HOG + LBP per zone). */
+export function deviatingRegions(core: Core, q: Float32Array, ref: Float32Array, inkBox: SignatureFeatures["inkBox"]): Region[] {
+  const hog = core.groupOffsets[2];
+  const lbp = core.groupOffsets[6];
+  const hogBins = (core.groupOffsets[3] - hog) / (ZONE_ROWS * ZONE_COLS);
+  const lbpBins = 59;
+  const zones: { r: number; c: number; d: number }[] = [];
+  let total = 0;
+  for (let r = 0; r < ZONE_ROWS; r++) {
+    for (let c = 0; c < ZONE_COLS; c++) {
+      const z = r * ZONE_COLS + c;
+      const d = zoneChi2(q, ref, hog + z * hogBins, hogBins) + zoneChi2(q, ref, lbp + z * lbpBins, lbpBins);
+      zones.push({ r, c, d });
+      total += d;
+    }
+  }
+  const mean = total / zones.length;
+  if (!(mean > 0)) return [];
+  return zones
+    .sort((a, b) => b.d - a.d)
+    .slice(0, REGION_COUNT)
+    .map(({ r, c, d }) => ({
+      box: {
+        x: inkBox.x + (c / ZONE_COLS) * inkBox.w,
+        y: inkBox.y + (r / ZONE_ROWS) * inkBox.h,
+        w: inkBox.w / ZONE_COLS,
+        h: inkBox.h / ZONE_ROWS,
+      },
+      deviation: Math.round((d / mean) * 1000) / 1000,
+    }));
+}

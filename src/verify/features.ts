@@ -1,0 +1,68 @@
+/**
+ * Signature features: what the WASM core extracts from a signature crop, in a JSON-serialisable form.
+ *
+ *   extractFeatures(core, signature: Raster): SignatureFeatures
+ *   featureVector(features): Float32Array          (decoded once per object, cached)
+ *
+ * The vector holds only shape: ink weights relative to the image's own grey levels, tight crop, size
+ * normalisation keeping the aspect ratio, then zoned HOG, uniform LBP, contour-direction co-occurrence,
+ * ink mass per zone and projection profiles (layout in wasm/lib/layout.ts). Absolute ink darkness and
+ * other scanner traces do not reach it.
+ */
+import type { Core } from "./core";
+import type { Raster } from "./types";
+
+/** Bump when the core's features change: stored models built with another version must be rebuilt. */
+export const FEATURE_VERSION = 1;
+
+export interface SignatureFeatures {
+  version: number;
+  /** Base64 of the little-endian f32 feature vector. */
+  vector: string;
+  /** False when the crop held no ink. */
+  inkFound: boolean;
+  /** The ink's tight box as fractions of the raster (x, y, w, h in [0, 1]). */
+  inkBox: { x: number; y: number; w: number; h: number };
+}
+
+const cache = new WeakMap<SignatureFeatures, Float32Array>();
+
+export function extractFeatures(core: Core, signature: Raster): SignatureFeatures {
+  const { main } = core.extract(signature);
+  const f = {
+    version: FEATURE_VERSION,
+    vector: encodeVector(main.vector),
+    inkFound: main.inkFound,
+    inkBox: {
+      x: main.inkBox.x / signature.width,
+      y: main.inkBox.y / signature.height,
+      w: main.inkBox.w / signature.width,
+      h: main.inkBox.h / signature.height,
+    },
+  };
+  cache.set(f, main.vector);
+  return f;
+}
+
+export function featureVector(f: SignatureFeatures): Float32Array {
+  let v = cache.get(f);
+  if (!v) {
+    v = decodeVector(f.vector);
+    cache.set(f, v);
+  }
+  return v;
+}
+
+export function encodeVector(v: Float32Array): string {
+  const bytes = new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(s);
+}
+
+export function decodeVector(b64: string): Float32Array {
+  const s = atob(b64);
+  const bytes = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) bytes[i] = s.charCodeAt(i);
+  return new Float32Array(bytes.buffer);
+}

@@ -1,0 +1,164 @@
+/**
+ * The per-subject reference model, computed once when the references change and stored with them (JSON).
+ *
+ *   buildReferenceModel(core, refs: {refId, features, raster?}[], params?): ReferenceModel
+ *
+ * It keeps the references' feature vectors, the statistics of distances among them (per feature group:
+ * mean and spread, blended with a population prior and floored) for per-writer normalisation, and flags
+ * outlier references, which then take no part in matching. With fewer than three usable references,
+ * the spread also comes from synthetic variants of the reference rasters (small rotation, scale, shear,
+ * elastic jitter) when the rasters are given.
+ */
+import type { Core, Jitter } from "./core";
+import { DEFAULT_PARAMS, type ScoringParams } from "./calibration";
+import { FEATURE_VERSION, featureVector, type SignatureFeatures } from "./features";
+import type { Raster } from "./types";
+
+export const MODEL_VERSION = 1;
+
+export interface ReferenceInput {
+  refId: string;
+  features: SignatureFeatures;
+  raster?: Raster;
+}
+
+export interface ReferenceModel {
+  version: number;
+  featureVersion: number;
+  refs: { refId: string; features: SignatureFeatures; outlier: boolean; looZ: number | null }[];
+  /** Per feature group: expected distance of a genuine signature to its nearest references, and its spread. */
+  stats: { mean: number[]; spread: number[] };
+  /** What the statistics rest on. */
+  basis: { references: number; variants: number; prior: number };
+}
+
+export const JITTERS: readonly Jitter[] = [
+  { rotation: 0.035, scale: 1.04, shear: 0.06, elastic: 1.2, phase: 0.3 },
+  { rotation: -0.035, scale: 0.96, shear: -0.06, elastic: 1.2, phase: 2.1 },
+  { rotation: 0.02, scale: 0.98, shear: -0.1, elastic: 1.8, phase: 4.0 },
+  { rotation: -0.02, scale: 1.02, shear: 0.1, elastic: 1.8, phase: 5.3 },
+];
+
+/** Mean of the k smallest values. */
+export function meanOfSmallest(values: number[], k: number): number {
+  const s = [...values].sort((a, b) => a - b);
+  const m = Math.max(1, Math.min(k, s.length));
+  let t = 0;
+  for (let i = 0; i < m; i++) t += s[i];
+  return t / m;
+}
+
+/** Per group, the mean of the k smallest distances over refs; d is ref-major (refs x groups). */
+export function aggregate(d: Float32Array, refCount: number, groups: number, k: number): number[] {
+  const out: number[] = [];
+  for (let g = 0; g < groups; g++) {
+    const col: number[] = [];
+    for (let r = 0; r < refCount; r++) col.push(d[r * groups + g]);
+    out.push(meanOfSmallest(col, k));
+  }
+  return out;
+}
+
+function meanSpread(rows: number[][], groups: number): { mean: number[]; spread: number[] } {
+  const mean = new Array(groups).fill(0);
+  const spread = new Array(groups).fill(0);
+  if (rows.length === 0) return { mean, spread };
+  for (const r of rows) r.forEach((v, g) => (mean[g] += v / rows.length));
+  for (const r of rows) r.forEach((v, g) => (spread[g] += (v - mean[g]) ** 2 / Math.max(1, rows.length - 1)));
+  return { mean, spread: spread.map(Math.sqrt) };
+}
+
+export function buildReferenceModel(
+  core: Core,
+  refs: readonly ReferenceInput[],
+  params: ScoringParams = DEFAULT_PARAMS,
+): ReferenceModel {
+  const G = core.groupCount;
+  const vectors = refs.map((r) => featureVector(r.features));
+  const usable = refs.map((r) => r.features.inkFound && r.features.version === FEATURE_VERSION);
+  const idx = refs.map((_, i) => i).filter((i) => usable[i]);
+
+  // Leave-one-out: each reference's aggregated distance to the others, as a questioned genuine would have.
+  const loo = new Map<number, number[]>();
+  if (idx.length >= 2) {
+    for (const i of idx) {
+      const others = idx.filter((j) => j !== i).map((j) => vectors[j]);
+      loo.set(i, aggregate(core.groupDistances(vectors[i], others), others.length, G, params.k));
+    }
+  }
+
+  // Outliers: with three or more references, a reference far from the others (against the others' own
+  // statistics and the prior) is flagged and left out.
+  const looZ = new Map<number, number>();
+  const outlier = new Set<number>();
+  if (idx.length >= 3) {
+    for (const i of idx) {
+      const rest = idx.filter((j) => j !== i).map((j) => loo.get(j)!);
+      const st = blend(meanSpread(rest, G), rest.length, params);
+      const z = zMean(loo.get(i)!, st);
+      looZ.set(i, z);
+    }
+    // At most a third of the references can be outliers: drop the worst first.
+    const order = [...looZ.entries()].sort((a, b) => b[1] - a[1]);
+    for (const [i, z] of order) {
+      if (z <= params.outlierZ || outlier.size + 1 > Math.floor(idx.length / 3)) break;
+      outlier.add(i);
+    }
+  }
+  const active = idx.filter((i) => !outlier.has(i));
+
+  // Statistics from the active references (recomputed without outliers).
+  let rows: number[][] = [];
+  if (active.length >= 2) {
+    for (const i of active) {
+      const others = active.filter((j) => j !== i).map((j) => vectors[j]);
+      rows.push(aggregate(core.groupDistances(vectors[i], others), others.length, G, params.k));
+    }
+  }
+  let basisVariants = 0;
+  if (active.length < 3) {
+    // Few references: synthetic variants tell how far this writer's own ink moves under small
+    // distortions, scaled by how real genuine variation compares to synthetic (learned per group).
+    for (const i of active) {
+      const raster = refs[i].raster;
+      if (!raster) continue;
+      const { variants } = core.extract(raster, JITTERS);
+      if (variants.length === 0) continue;
+      const d = core.groupDistances(vectors[i], variants);
+      const agg = aggregate(d, variants.length, G, variants.length);
+      rows.push(agg.map((v, g) => v * params.variantRatio[g]));
+      basisVariants += variants.length;
+    }
+  }
+  const stats = blend(meanSpread(rows, G), rows.length, params);
+  return {
+    version: MODEL_VERSION,
+    featureVersion: FEATURE_VERSION,
+    refs: refs.map((r, i) => ({
+      refId: r.refId,
+      features: r.features,
+      outlier: outlier.has(i) || !usable[i],
+      looZ: looZ.has(i) ? looZ.get(i)! : null,
+    })),
+    stats,
+    basis: { references: active.length, variants: basisVariants, prior: params.prior.strength },
+  };
+}
+
+/** Blend writer statistics from `n` observations with the population prior, and floor the spread. */
+export function blend(st: { mean: number[]; spread: number[] }, n: number, p: ScoringParams): { mean: number[]; spread: number[] } {
+  const w0 = p.prior.strength;
+  const mean = st.mean.map((m, g) => (n * m + w0 * p.prior.mean[g]) / (n + w0));
+  const spread = st.spread.map((s, g) => {
+    const nv = Math.max(0, n - 1);
+    const v = (nv * s * s + w0 * p.prior.spread[g] ** 2) / (nv + w0);
+    return Math.max(Math.sqrt(v), p.spreadFloor * mean[g], 1e-6);
+  });
+  return { mean, spread };
+}
+
+export function zMean(d: number[], st: { mean: number[]; spread: number[] }): number {
+  let t = 0;
+  d.forEach((v, g) => (t += (v - st.mean[g]) / st.spread[g]));
+  return t / d.length;
+}

@@ -1,0 +1,220 @@
+// Zoned features of the normalised ink image: gradient orientation histograms (HOG), uniform LBP(8,1)
+// on ink pixels, orientation co-occurrence along the contour (a curvature histogram), ink mass per zone
+// and projection profiles. Zones: a Cartesian pyramid 1x1, 2x4 (rows x columns), 4x8, and polar sectors
+// x rings around the ink centroid. Every histogram is L1-normalised, then square-rooted.
+import { arenaAlloc, arenaCalloc } from "./arena";
+import {
+  HOG_BINS, LBP_BINS, POLAR_SECTORS, POLAR_ZONES, PROFILE_X, PROFILE_Y, COOC_BINS,
+  groupOffset, featureLength,
+} from "./layout";
+
+const PI: f32 = 3.14159265;
+const EDGE_MIN: f32 = 0.08;
+const LBP_INK_MIN: f32 = 0.15;
+const COOC_STEP: f32 = 3.0;
+
+const uniformLut: usize = memory.data(256);
+let lutReady = false;
+
+function transitions(c: i32): i32 {
+  let t = 0;
+  for (let i = 0; i < 8; i++) {
+    const a = (c >> i) & 1;
+    const b = (c >> ((i + 1) & 7)) & 1;
+    if (a != b) t++;
+  }
+  return t;
+}
+
+function initLut(): void {
+  let next = 0;
+  for (let c = 0; c < 256; c++) {
+    if (transitions(c) <= 2) {
+      store<u8>(uniformLut + <usize>c, <u8>next);
+      next++;
+    } else {
+      store<u8>(uniformLut + <usize>c, <u8>(LBP_BINS - 1));
+    }
+  }
+  lutReady = true;
+}
+
+@inline function addf(p: usize, v: f32): void {
+  store<f32>(p, load<f32>(p) + v);
+}
+
+@inline function px(img: usize, W: i32, x: i32, y: i32): f32 {
+  return load<f32>(img + (<usize>(y * W + x) << 2));
+}
+
+function polarZone(dx: f32, dy: f32, rMean: f32): i32 {
+  let a = Mathf.atan2(dy, dx) + PI; // (0, 2pi]
+  let s = <i32>(a / (2 * PI) * <f32>POLAR_SECTORS);
+  if (s >= POLAR_SECTORS) s = POLAR_SECTORS - 1;
+  const ring = dx * dx + dy * dy < rMean * rMean ? 0 : 1;
+  return ring * POLAR_SECTORS + s;
+}
+
+/** L1-normalise then square-root `zones` consecutive histograms of `bins` each. */
+function normaliseHists(p: usize, zones: i32, bins: i32): void {
+  for (let z = 0; z < zones; z++) {
+    const h = p + (<usize>(z * bins) << 2);
+    let s: f32 = 0;
+    for (let i = 0; i < bins; i++) s += load<f32>(h + (<usize>i << 2));
+    if (s <= 0) continue;
+    const inv: f32 = 1 / s;
+    for (let i = 0; i < bins; i++) {
+      const q = h + (<usize>i << 2);
+      store<f32>(q, Mathf.sqrt(load<f32>(q) * inv));
+    }
+  }
+}
+
+/**
+ * Extract the feature vector of the W x H ink image `img` (f32 in [0, 1]). `aspect` is the ink box's
+ * width / height in the source crop. Returns a pointer to featureLength() zero-padded f32.
+ */
+export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32): usize {
+  if (!lutReady) initLut();
+  const n = featureLength();
+  const f = arenaCalloc(<usize>n << 2);
+  if (W < 3 || H < 3) return f;
+
+  const hog1 = f + (<usize>groupOffset(0) << 2);
+  const hog24 = f + (<usize>groupOffset(1) << 2);
+  const hog48 = f + (<usize>groupOffset(2) << 2);
+  const hogP = f + (<usize>groupOffset(3) << 2);
+  const lbp1 = f + (<usize>groupOffset(4) << 2);
+  const lbp24 = f + (<usize>groupOffset(5) << 2);
+  const lbp48 = f + (<usize>groupOffset(6) << 2);
+  const lbpP = f + (<usize>groupOffset(7) << 2);
+  const mass = f + (<usize>groupOffset(8) << 2);
+  const prof = f + (<usize>groupOffset(9) << 2);
+  const glob = f + (<usize>groupOffset(10) << 2);
+  const co1 = f + (<usize>groupOffset(11) << 2);
+  const co24 = f + (<usize>groupOffset(12) << 2);
+
+  // Centroid and mean radius of the ink.
+  let m: f32 = 0, mx: f32 = 0, my: f32 = 0;
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      const v = px(img, W, x, y);
+      if (v == 0) continue;
+      m += v; mx += v * <f32>x; my += v * <f32>y;
+    }
+  }
+  if (m <= 0) return f;
+  const cx = mx / m;
+  const cy = my / m;
+  let rs: f32 = 0;
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      const v = px(img, W, x, y);
+      if (v == 0) continue;
+      const dx = <f32>x - cx, dy = <f32>y - cy;
+      rs += v * Mathf.sqrt(dx * dx + dy * dy);
+    }
+  }
+  const rMean = rs / m;
+
+  // Per-pixel orientation (unsigned, radians) for the co-occurrence pass; -1 where there is no edge.
+  const orient = arenaAlloc(<usize>(W * H) << 2);
+  memory.fill(orient, 0xff, <usize>(W * H) << 2); // NaN-free sentinel: 0xffffffff reads as NaN, tested below
+
+  for (let y = 1; y < H - 1; y++) {
+    const zy24 = (y * 2) / H;
+    const zy48 = (y * 4) / H;
+    for (let x = 1; x < W - 1; x++) {
+      const zx24 = (x * 4) / W;
+      const zx48 = (x * 8) / W;
+      const z24 = zy24 * 4 + zx24;
+      const z48 = zy48 * 8 + zx48;
+      const v = px(img, W, x, y);
+      const a0 = px(img, W, x - 1, y - 1), a1 = px(img, W, x, y - 1), a2 = px(img, W, x + 1, y - 1);
+      const a3 = px(img, W, x + 1, y), a4 = px(img, W, x + 1, y + 1), a5 = px(img, W, x, y + 1);
+      const a6 = px(img, W, x - 1, y + 1), a7 = px(img, W, x - 1, y);
+      const gx = (a2 + 2 * a3 + a4) - (a0 + 2 * a7 + a6);
+      const gy = (a6 + 2 * a5 + a4) - (a0 + 2 * a1 + a2);
+      const mag = Mathf.sqrt(gx * gx + gy * gy);
+      let pz = -1;
+      if (v > 0 || mag > EDGE_MIN) pz = polarZone(<f32>x - cx, <f32>y - cy, rMean);
+      if (v > 0) {
+        addf(mass + (<usize>z48 << 2), v);
+        addf(mass + (<usize>(32 + pz) << 2), v);
+        addf(prof + (<usize>((x * PROFILE_X) / W) << 2), v);
+        addf(prof + (<usize>(PROFILE_X + (y * PROFILE_Y) / H) << 2), v);
+      }
+      if (mag > EDGE_MIN) {
+        let th = Mathf.atan2(gy, gx);
+        if (th < 0) th += PI;
+        if (th >= PI) th -= PI;
+        store<f32>(orient + (<usize>(y * W + x) << 2), th);
+        const fb = th / PI * <f32>HOG_BINS - 0.5;
+        let b0 = <i32>Mathf.floor(fb);
+        const fr = fb - <f32>b0;
+        if (b0 < 0) b0 += HOG_BINS;
+        const b1 = b0 + 1 == HOG_BINS ? 0 : b0 + 1;
+        const w0 = mag * (1 - fr), w1 = mag * fr;
+        addf(hog1 + (<usize>b0 << 2), w0); addf(hog1 + (<usize>b1 << 2), w1);
+        addf(hog24 + (<usize>(z24 * HOG_BINS + b0) << 2), w0); addf(hog24 + (<usize>(z24 * HOG_BINS + b1) << 2), w1);
+        addf(hog48 + (<usize>(z48 * HOG_BINS + b0) << 2), w0); addf(hog48 + (<usize>(z48 * HOG_BINS + b1) << 2), w1);
+        addf(hogP + (<usize>(pz * HOG_BINS + b0) << 2), w0); addf(hogP + (<usize>(pz * HOG_BINS + b1) << 2), w1);
+      }
+      if (v > LBP_INK_MIN) {
+        const t = v - 0.02;
+        let code = 0;
+        if (a0 >= t) code |= 1;
+        if (a1 >= t) code |= 2;
+        if (a2 >= t) code |= 4;
+        if (a3 >= t) code |= 8;
+        if (a4 >= t) code |= 16;
+        if (a5 >= t) code |= 32;
+        if (a6 >= t) code |= 64;
+        if (a7 >= t) code |= 128;
+        const u = <i32>load<u8>(uniformLut + <usize>code);
+        addf(lbp1 + (<usize>u << 2), 1);
+        addf(lbp24 + (<usize>(z24 * LBP_BINS + u) << 2), 1);
+        addf(lbp48 + (<usize>(z48 * LBP_BINS + u) << 2), 1);
+        addf(lbpP + (<usize>(pz * LBP_BINS + u) << 2), 1);
+      }
+    }
+  }
+
+  // Orientation co-occurrence a few pixels along the contour: how the stroke direction turns.
+  for (let y = 1; y < H - 1; y++) {
+    const zy24 = (y * 2) / H;
+    for (let x = 1; x < W - 1; x++) {
+      const th = load<f32>(orient + (<usize>(y * W + x) << 2));
+      if (th != th) continue;
+      const tx = -Mathf.sin(th), ty = Mathf.cos(th);
+      const qx = x + <i32>Mathf.round(tx * COOC_STEP);
+      const qy = y + <i32>Mathf.round(ty * COOC_STEP);
+      if (qx < 0 || qy < 0 || qx >= W || qy >= H) continue;
+      const th2 = load<f32>(orient + (<usize>(qy * W + qx) << 2));
+      if (th2 != th2) continue;
+      let o1 = <i32>(th / PI * 8); if (o1 > 7) o1 = 7;
+      let o2 = <i32>(th2 / PI * 8); if (o2 > 7) o2 = 7;
+      const b = o1 * 8 + o2;
+      const z24 = zy24 * 4 + (x * 4) / W;
+      addf(co1 + (<usize>b << 2), 1);
+      addf(co24 + (<usize>(z24 * COOC_BINS + b) << 2), 1);
+    }
+  }
+
+  normaliseHists(hog1, 1, HOG_BINS);
+  normaliseHists(hog24, 8, HOG_BINS);
+  normaliseHists(hog48, 32, HOG_BINS);
+  normaliseHists(hogP, POLAR_ZONES, HOG_BINS);
+  normaliseHists(lbp1, 1, LBP_BINS);
+  normaliseHists(lbp24, 8, LBP_BINS);
+  normaliseHists(lbp48, 32, LBP_BINS);
+  normaliseHists(lbpP, POLAR_ZONES, LBP_BINS);
+  normaliseHists(mass, 1, 32);
+  normaliseHists(mass + (32 << 2), 1, POLAR_ZONES);
+  normaliseHists(prof, 1, PROFILE_X);
+  normaliseHists(prof + (<usize>PROFILE_X << 2), 1, PROFILE_Y);
+  normaliseHists(co1, 1, COOC_BINS);
+  normaliseHists(co24, 8, COOC_BINS);
+  store<f32>(glob, Mathf.log(max<f32>(aspect, 0.01)));
+  return f;
+}

@@ -1,0 +1,239 @@
+// From a grey crop to a size-normalised ink image. Only the shape of the ink survives: the threshold
+// and the ink weights are relative to this image's own grey levels, so a darker pen or a darker scan
+// gives the same ink image (absolute darkness is a scanner trace, not the writer's).
+import { arenaAlloc, arenaCalloc } from "./arena";
+
+/** Target area of the normalised ink image, in pixels; the aspect ratio is kept. */
+export const TARGET_AREA: f32 = 48000;
+const MAX_SIDE: i32 = 1400;
+const MIN_SIDE: i32 = 12;
+/** Share of the ink mass trimmed at each side when finding the ink box (specks, scanner dust). */
+const TRIM: f32 = 0.002;
+
+// Results of the last preprocess, read by the host through core getters.
+export let inkX0: i32 = 0;
+export let inkY0: i32 = 0;
+export let inkW: i32 = 0;
+export let inkH: i32 = 0;
+export let normW: i32 = 0;
+export let normH: i32 = 0;
+export let normPtr: usize = 0;
+export let threshold: i32 = 0;
+export let inkMass: f32 = 0;
+
+function otsu(hist: usize, total: i32): i32 {
+  let sumAll: f64 = 0;
+  for (let i = 0; i < 256; i++) sumAll += <f64>i * <f64>load<i32>(hist + (<usize>i << 2));
+  let wB: f64 = 0;
+  let sumB: f64 = 0;
+  let best: f64 = -1;
+  let t = 128;
+  for (let i = 0; i < 256; i++) {
+    const c = <f64>load<i32>(hist + (<usize>i << 2));
+    wB += c;
+    if (wB == 0) continue;
+    const wF = <f64>total - wB;
+    if (wF == 0) break;
+    sumB += <f64>i * c;
+    const mB = sumB / wB;
+    const mF = (sumAll - sumB) / wF;
+    const between = wB * wF * (mB - mF) * (mB - mF);
+    if (between > best) {
+      best = between;
+      t = i;
+    }
+  }
+  return t + 1; // ink is g < t
+}
+
+function percentile(hist: usize, upTo: i32, count: i32, q: f32): i32 {
+  const target = <i32>(<f32>count * q);
+  let acc = 0;
+  for (let i = 0; i < upTo; i++) {
+    acc += load<i32>(hist + (<usize>i << 2));
+    if (acc > target) return i;
+  }
+  return upTo - 1;
+}
+
+/**
+ * Ink weights from grey levels: 1 for the darkest tenth of this image's ink and above, falling to 0 at the
+ * threshold. Writes a 256-entry f32 lookup table and returns it.
+ */
+function inkTable(src: usize, w: i32, h: i32): usize {
+  const hist = arenaCalloc(256 * 4);
+  const n = w * h;
+  for (let i = 0; i < n; i++) {
+    const p = hist + (<usize>load<u8>(src + <usize>i) << 2);
+    store<i32>(p, load<i32>(p) + 1);
+  }
+  let t = otsu(hist, n);
+  // Paper is the bulk of a signature crop: never call anything within 12 levels of it ink.
+  const paper = percentile(hist, 256, n, 0.6);
+  if (t > paper - 12) t = paper - 12;
+  if (t < 1) t = 1;
+  threshold = t;
+  let inkCount = 0;
+  for (let i = 0; i < t; i++) inkCount += load<i32>(hist + (<usize>i << 2));
+  const dark = inkCount > 0 ? percentile(hist, t, inkCount, 0.1) : 0;
+  const span: f32 = <f32>max(1, t - dark);
+  const lut = arenaAlloc(256 * 4);
+  for (let g = 0; g < 256; g++) {
+    let v: f32 = g < t ? (<f32>(t - g)) / span : 0;
+    if (v > 1) v = 1;
+    store<f32>(lut + (<usize>g << 2), v);
+  }
+  return lut;
+}
+
+/** Index where the cumulative mass from the start first exceeds `cut`. */
+function trimStart(m: usize, n: i32, cut: f32): i32 {
+  let acc: f32 = 0;
+  for (let i = 0; i < n; i++) {
+    acc += load<f32>(m + (<usize>i << 2));
+    if (acc > cut) return i;
+  }
+  return 0;
+}
+
+function trimEnd(m: usize, n: i32, cut: f32): i32 {
+  let acc: f32 = 0;
+  for (let i = n - 1; i >= 0; i--) {
+    acc += load<f32>(m + (<usize>i << 2));
+    if (acc > cut) return i + 1;
+  }
+  return n;
+}
+
+/**
+ * Area resampling of `n` source samples (stride `ss`) onto `m` outputs (stride `ds`): each output is the
+ * mean of the source interval it covers, which works for both shrinking and enlarging.
+ */
+function resample1d(src: usize, ss: usize, n: i32, dst: usize, ds: usize, m: i32): void {
+  const s: f32 = <f32>m / <f32>n;
+  for (let o = 0; o < m; o++) store<f32>(dst + <usize>o * ds, 0);
+  for (let i = 0; i < n; i++) {
+    const v = load<f32>(src + <usize>i * ss);
+    if (v == 0) continue;
+    const a: f32 = <f32>i * s;
+    const b: f32 = a + s;
+    let o = <i32>a;
+    while (o < m && <f32>o < b) {
+      const lo = max<f32>(a, <f32>o);
+      const hi = min<f32>(b, <f32>(o + 1));
+      if (hi > lo) {
+        const p = dst + <usize>o * ds;
+        store<f32>(p, load<f32>(p) + v * (hi - lo));
+      }
+      o++;
+    }
+  }
+}
+
+/**
+ * Threshold, crop to the ink and size-normalise. Returns false when there is (almost) no ink.
+ * The normalised image (f32 ink weights in [0, 1], normW x normH) is at normPtr.
+ */
+export function preprocess(src: usize, w: i32, h: i32): bool {
+  const lut = inkTable(src, w, h);
+  const cols = arenaCalloc(<usize>w << 2);
+  const rows = arenaCalloc(<usize>h << 2);
+  let total: f32 = 0;
+  for (let y = 0; y < h; y++) {
+    const row = src + <usize>(y * w);
+    let rs: f32 = 0;
+    for (let x = 0; x < w; x++) {
+      const v = load<f32>(lut + (<usize>load<u8>(row + <usize>x) << 2));
+      if (v == 0) continue;
+      rs += v;
+      const c = cols + (<usize>x << 2);
+      store<f32>(c, load<f32>(c) + v);
+    }
+    store<f32>(rows + (<usize>y << 2), rs);
+    total += rs;
+  }
+  inkMass = total;
+  if (total < 12) {
+    inkX0 = 0; inkY0 = 0; inkW = w; inkH = h; normW = 0; normH = 0;
+    return false;
+  }
+  const cut = total * TRIM;
+  const x0 = trimStart(cols, w, cut);
+  const x1 = max(x0 + 1, trimEnd(cols, w, cut));
+  const y0 = trimStart(rows, h, cut);
+  const y1 = max(y0 + 1, trimEnd(rows, h, cut));
+  const bw = x1 - x0;
+  const bh = y1 - y0;
+  inkX0 = x0; inkY0 = y0; inkW = bw; inkH = bh;
+
+  const s = Mathf.sqrt(TARGET_AREA / (<f32>bw * <f32>bh));
+  let W = <i32>Mathf.round(<f32>bw * s);
+  let H = <i32>Mathf.round(<f32>bh * s);
+  W = min(MAX_SIDE, max(MIN_SIDE, W));
+  H = min(MAX_SIDE, max(MIN_SIDE, H));
+  normW = W;
+  normH = H;
+
+  // Horizontal pass into a bh x W buffer, then vertical into H x W.
+  const line = arenaAlloc(<usize>bw << 2);
+  const tmp = arenaAlloc(<usize>(bh * W) << 2);
+  for (let y = 0; y < bh; y++) {
+    const row = src + <usize>((y + y0) * w + x0);
+    for (let x = 0; x < bw; x++) store<f32>(line + (<usize>x << 2), load<f32>(lut + (<usize>load<u8>(row + <usize>x) << 2)));
+    resample1d(line, 4, bw, tmp + (<usize>(y * W) << 2), 4, W);
+  }
+  const out = arenaAlloc(<usize>(W * H) << 2);
+  for (let x = 0; x < W; x++) {
+    resample1d(tmp + (<usize>x << 2), <usize>W << 2, bh, out + (<usize>x << 2), <usize>W << 2, H);
+  }
+  normPtr = out;
+  return true;
+}
+
+/**
+ * A synthetic variant of the normalised image: rotation (radians), scale, horizontal shear and a smooth
+ * sinusoidal elastic displacement (amplitude in pixels), about the centre, bilinear. Replaces normPtr.
+ */
+export function warp(rot: f32, scale: f32, shear: f32, elastic: f32, phase: f32): void {
+  const W = normW;
+  const H = normH;
+  if (W == 0) return;
+  const src = normPtr;
+  const dst = arenaCalloc(<usize>(W * H) << 2);
+  const cx: f32 = <f32>W * 0.5;
+  const cy: f32 = <f32>H * 0.5;
+  const c = Mathf.cos(rot) / scale;
+  const sn = Mathf.sin(rot) / scale;
+  const wx: f32 = 6.2831853 / <f32>max(W, 1) * 2.0;
+  const wy: f32 = 6.2831853 / <f32>max(H, 1);
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      // Inverse map: destination pixel to source position.
+      let dx = <f32>x - cx;
+      const dy = <f32>y - cy;
+      dx -= shear * dy;
+      let sx = c * dx + sn * dy + cx;
+      let sy = -sn * dx + c * dy + cy;
+      sx += elastic * Mathf.sin(wy * <f32>y + phase);
+      sy += elastic * Mathf.sin(wx * <f32>x + phase * 1.7);
+      if (sx < 0 || sy < 0 || sx > <f32>(W - 1) || sy > <f32>(H - 1)) continue;
+      const ix = <i32>sx;
+      const iy = <i32>sy;
+      const fx = sx - <f32>ix;
+      const fy = sy - <f32>iy;
+      const ix1 = min(ix + 1, W - 1);
+      const iy1 = min(iy + 1, H - 1);
+      const p00 = load<f32>(src + (<usize>(iy * W + ix) << 2));
+      const p01 = load<f32>(src + (<usize>(iy * W + ix1) << 2));
+      const p10 = load<f32>(src + (<usize>(iy1 * W + ix) << 2));
+      const p11 = load<f32>(src + (<usize>(iy1 * W + ix1) << 2));
+      const v = (p00 * (1 - fx) + p01 * fx) * (1 - fy) + (p10 * (1 - fx) + p11 * fx) * fy;
+      store<f32>(dst + (<usize>(y * W + x) << 2), v);
+    }
+  }
+  normPtr = dst;
+}
+
+export function setNormPtr(p: usize): void {
+  normPtr = p;
+}
