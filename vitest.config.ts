@@ -1,11 +1,14 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+// The outside world (JWKS, document hosts, webhook receivers) as a real local HTTP server; see the file.
+import { startOutsideServer } from "./test/outside/server.mjs";
 
 export default defineConfig(async () => {
   const root = import.meta.dirname;
   const directoryMigrations = await readD1Migrations(path.join(root, "migrations/directory"));
   const regionMigrations = await readD1Migrations(path.join(root, "migrations/region"));
+  const outside = await startOutsideServer();
 
   return {
     plugins: [
@@ -16,6 +19,8 @@ export default defineConfig(async () => {
             TEST_DIRECTORY_MIGRATIONS: directoryMigrations,
             TEST_REGION_MIGRATIONS: regionMigrations,
             OPERATOR_TOKEN: "test-operator-token",
+            TEST_OUTSIDE_URL: outside.url,
+            JWKS_URL: `${outside.url}/jwks.json`,
           },
         },
       }),

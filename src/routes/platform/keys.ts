@@ -3,7 +3,7 @@ import type { App } from "../../app";
 import { mintApiKey } from "../../domain/api-key";
 import type { Env } from "../../env";
 import type { Org, Permission } from "../../http/context";
-import { ProblemError, notFound } from "../../http/problem";
+import { ProblemError, invalidField, notFound } from "../../http/problem";
 import { AUTH_PROBLEMS, defineRoute, problems } from "../../http/route";
 import { recordAudit } from "../../storage/audit";
 import { directory, type ApiKeyRecord } from "../../storage/directory";
@@ -27,6 +27,7 @@ export async function mintKeyFor(
   createdBy: string,
   requestId: string,
 ): Promise<ApiKeyRecord & { key: string }> {
+  if (input.expiresAt && Date.parse(input.expiresAt) <= Date.now()) throw invalidField("body.expires_at", "must be in the future");
   const minted = await mintApiKey(env.API_KEY_ENV, org.region);
   const record = await directory(env.DIRECTORY).insertApiKey({
     keyId: minted.keyId,
