@@ -1,15 +1,22 @@
 /**
  * Document decoding: bytes in, one 8-bit grey raster per page out (0 = ink, 255 = paper).
  *
- * Every bound (bytes, pages, pixels per page) is checked against what the headers declare before any
+ * Every bound (bytes, pages, pixels per page) is checked against what the structure declares before any
  * pixel memory is allocated, and every failure is a typed VerifyError: unsupported_format, corrupt_file,
  * too_large, too_many_pages, too_many_pixels, no_raster_content or page_out_of_range.
+ *
+ * Memory per page: PNG, TIFF and PDF Flate/CCITT pages are decoded straight to grey (one byte per pixel plus
+ * two rows); utif2 holds at most TIFF_RAW_BUDGET_BYTES of raw strips. JPEG pages (files and PDF /DCTDecode)
+ * go through photon, which holds about 8 bytes per pixel while decoding, so JPEGs are further bounded by
+ * JPEG_MAX_PIXELS (see jpeg.ts). With the default 40 MP page bound the peak stays under about 100 MB.
  */
 import { VerifyError, type DecodeLimits, type Raster } from "../types";
-import { jpegDimensions } from "./jpeg";
+import { checkJpegPixels, jpegDimensions } from "./jpeg";
 import { checkBytes, checkDimensions, checkPageCount, checkPageIndex, resolveLimits } from "./limits";
+import { PdfReader } from "./pdf";
 import { photonDecodeGrey } from "./photon";
-import { pngHeader } from "./png";
+import { decodePngGrey, pngHeader } from "./png";
+import { decodeTiffPage, tiffPageOffsets } from "./tiff";
 
 export type DocumentFormat = "png" | "jpeg" | "tiff" | "pdf";
 
@@ -29,55 +36,78 @@ export function sniffFormat(bytes: Uint8Array): DocumentFormat | null {
   return null;
 }
 
-function requireFormat(bytes: Uint8Array): DocumentFormat {
-  const f = sniffFormat(bytes);
-  if (!f) throw new VerifyError("unsupported_format", "the file is not a PNG, JPEG, TIFF or PDF");
-  return f;
+/** An opened document: its page count is known, pages are decoded one at a time on demand. */
+export interface DocumentReader {
+  format: DocumentFormat;
+  pageCount: number;
+  decodePage(pageIndex: number): Promise<Raster>;
+}
+
+/**
+ * Parse the document's structure (no pixels): format, page count, and the bounds on bytes and pages.
+ * The routes call this first for the 10-page rule, then decode only the pages they need.
+ */
+export async function openDocument(bytes: Uint8Array, limits?: Partial<DecodeLimits>): Promise<DocumentReader> {
+  const lim = resolveLimits(limits);
+  checkBytes(bytes, lim);
+  const format = sniffFormat(bytes);
+  if (!format) throw new VerifyError("unsupported_format", "the file is not a PNG, JPEG, TIFF or PDF");
+  let reader: DocumentReader;
+  switch (format) {
+    case "png":
+      reader = {
+        format,
+        pageCount: 1,
+        async decodePage(i) {
+          checkPageIndex(i, 1);
+          const h = pngHeader(bytes);
+          checkDimensions(h.width, h.height, lim, 0);
+          return decodePngGrey(bytes, h);
+        },
+      };
+      break;
+    case "jpeg":
+      reader = {
+        format,
+        pageCount: 1,
+        async decodePage(i) {
+          checkPageIndex(i, 1);
+          const d = jpegDimensions(bytes);
+          checkDimensions(d.width, d.height, lim, 0);
+          checkJpegPixels(d.width, d.height, 0);
+          return photonDecodeGrey(bytes, "JPEG", 0);
+        },
+      };
+      break;
+    case "tiff": {
+      const n = tiffPageOffsets(bytes, lim.maxPages).length;
+      reader = { format, pageCount: n, decodePage: (i) => decodeTiffPage(bytes, i, lim) };
+      break;
+    }
+    case "pdf": {
+      const pdf = await PdfReader.open(bytes, lim);
+      reader = { format, pageCount: pdf.pageCount, decodePage: (i) => pdf.decodePage(i) };
+      break;
+    }
+  }
+  checkPageCount(reader.pageCount, lim);
+  return reader;
 }
 
 /** The number of pages, from the structure alone (no page is decoded). */
 export async function pageCount(bytes: Uint8Array, limits?: Partial<DecodeLimits>): Promise<number> {
-  const lim = resolveLimits(limits);
-  checkBytes(bytes, lim);
-  const format = requireFormat(bytes);
-  switch (format) {
-    case "png":
-    case "jpeg":
-      return 1;
-    default:
-      throw new VerifyError("unsupported_format", `${format.toUpperCase()} documents are not supported yet`);
-  }
+  return (await openDocument(bytes, limits)).pageCount;
 }
 
 /** Decode one page (0-based). */
 export async function decodePage(bytes: Uint8Array, pageIndex: number, limits?: Partial<DecodeLimits>): Promise<Raster> {
-  const lim = resolveLimits(limits);
-  checkBytes(bytes, lim);
-  const format = requireFormat(bytes);
-  switch (format) {
-    case "png": {
-      checkPageIndex(pageIndex, 1);
-      const h = pngHeader(bytes);
-      checkDimensions(h.width, h.height, lim, 0);
-      return photonDecodeGrey(bytes, "PNG", 0);
-    }
-    case "jpeg": {
-      checkPageIndex(pageIndex, 1);
-      const d = jpegDimensions(bytes);
-      checkDimensions(d.width, d.height, lim, 0);
-      return photonDecodeGrey(bytes, "JPEG", 0);
-    }
-    default:
-      throw new VerifyError("unsupported_format", `${format.toUpperCase()} documents are not supported yet`);
-  }
+  return (await openDocument(bytes, limits)).decodePage(pageIndex);
 }
 
 /** Decode every page, in order. The page count is checked before the first page is decoded. */
 export async function decodeDocument(bytes: Uint8Array, limits?: Partial<DecodeLimits>): Promise<Raster[]> {
-  const lim = resolveLimits(limits);
-  const n = await pageCount(bytes, lim);
-  checkPageCount(n, lim);
+  const doc = await openDocument(bytes, limits);
   const pages: Raster[] = [];
-  for (let i = 0; i < n; i++) pages.push(await decodePage(bytes, i, lim));
+  for (let i = 0; i < doc.pageCount; i++) pages.push(await doc.decodePage(i));
   return pages;
 }

@@ -29,3 +29,20 @@ export function jpegDimensions(b: Uint8Array): { width: number; height: number; 
   }
   throw new VerifyError("corrupt_file", "the JPEG has no frame header");
 }
+
+/**
+ * photon decodes a JPEG to RGB and then RGBA inside its WASM memory (about 8 bytes per pixel at the peak,
+ * memory the instance keeps), so JPEG pages get a tighter bound than the general pixel bound: 10 MP covers
+ * an A4 page at 300 dpi (8.7 MP) and a 10 MP phone photo while keeping photon under about 80 MB.
+ */
+export const JPEG_MAX_PIXELS = 10_500_000;
+
+export function checkJpegPixels(width: number, height: number, page?: number): void {
+  if (width * height > JPEG_MAX_PIXELS) {
+    throw new VerifyError(
+      "too_many_pixels",
+      `the JPEG image is ${width}x${height}; JPEG pages are decoded up to ${JPEG_MAX_PIXELS} pixels (about A4 at 300 dpi)`,
+      page,
+    );
+  }
+}

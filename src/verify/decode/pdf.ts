@@ -1,0 +1,247 @@
+import { PDFArray, PDFBool, PDFDict, PDFDocument, PDFName, PDFNumber, PDFRawStream, PDFRef, type PDFObject } from "pdf-lib";
+import { VerifyError, type DecodeLimits, type Raster } from "../types";
+import { inflateBounded } from "./inflate";
+import { checkJpegPixels, jpegDimensions } from "./jpeg";
+import { checkDimensions, checkPageIndex } from "./limits";
+import { photonDecodeGrey } from "./photon";
+import { RowDecoder, expectedBytes, type SampleLayout } from "./rows";
+import { decodeTiffPage } from "./tiff";
+import { ccittAsTiff } from "./tiff-wrap";
+
+/**
+ * Image-based PDF pages: the page's largest image XObject (directly or inside a form XObject) is its
+ * raster. Scanners write one image per page; vector-only pages have nothing to verify and are refused with
+ * no_raster_content. Image streams are decoded here, bounded by the Width and Height their dictionaries
+ * declare: /DCTDecode as a JPEG file, /FlateDecode with its predictor, bit depth and colour space, and
+ * /CCITTFaxDecode (Group 4) by wrapping the stream in a one-page TIFF.
+ */
+export class PdfReader {
+  readonly pageCount: number;
+  #doc: PDFDocument;
+  #limits: DecodeLimits;
+
+  private constructor(doc: PDFDocument, limits: DecodeLimits) {
+    this.#doc = doc;
+    this.#limits = limits;
+    this.pageCount = doc.getPageCount();
+  }
+
+  static async open(bytes: Uint8Array, limits: DecodeLimits): Promise<PdfReader> {
+    let doc: PDFDocument;
+    try {
+      doc = await PDFDocument.load(bytes, { ignoreEncryption: true, updateMetadata: false, throwOnInvalidObject: false });
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      throw new VerifyError("corrupt_file", `the PDF could not be read (${why.slice(0, 160)})`);
+    }
+    if (doc.isEncrypted) throw new VerifyError("unsupported_format", "encrypted PDFs are not supported");
+    let count: number;
+    try {
+      count = doc.getPageCount();
+    } catch {
+      throw new VerifyError("corrupt_file", "the PDF's page tree is damaged");
+    }
+    if (count === 0) throw new VerifyError("corrupt_file", "the PDF has no pages");
+    return new PdfReader(doc, limits);
+  }
+
+  async decodePage(pageIndex: number): Promise<Raster> {
+    checkPageIndex(pageIndex, this.pageCount);
+    let image: PDFRawStream | undefined;
+    try {
+      const page = this.#doc.getPage(pageIndex);
+      image = largestImage(this.#doc, page.node.Resources(), 0);
+    } catch (err) {
+      if (err instanceof VerifyError) throw err;
+      throw new VerifyError("corrupt_file", `page ${pageIndex + 1} of the PDF is damaged`, pageIndex);
+    }
+    if (!image) {
+      throw new VerifyError("no_raster_content", `page ${pageIndex + 1} of the PDF holds no image to verify (a text or vector page)`, pageIndex);
+    }
+    return decodeImageStream(this.#doc, image, this.#limits, pageIndex);
+  }
+}
+
+function lookup(doc: PDFDocument, obj: PDFObject | undefined): PDFObject | undefined {
+  return obj instanceof PDFRef ? doc.context.lookup(obj) : obj;
+}
+
+function num(doc: PDFDocument, dict: PDFDict, key: string): number | undefined {
+  const v = lookup(doc, dict.get(PDFName.of(key)));
+  return v instanceof PDFNumber ? v.asNumber() : undefined;
+}
+
+function imageArea(doc: PDFDocument, s: PDFRawStream): number {
+  return (num(doc, s.dict, "Width") ?? 0) * (num(doc, s.dict, "Height") ?? 0);
+}
+
+function largestImage(doc: PDFDocument, resources: PDFDict | undefined, depth: number): PDFRawStream | undefined {
+  if (!resources || depth > 3) return undefined;
+  const xobjects = lookup(doc, resources.get(PDFName.of("XObject")));
+  if (!(xobjects instanceof PDFDict)) return undefined;
+  let best: PDFRawStream | undefined;
+  for (const [, ref] of xobjects.entries()) {
+    const x = lookup(doc, ref);
+    if (!(x instanceof PDFRawStream)) continue;
+    const subtype = lookup(doc, x.dict.get(PDFName.of("Subtype")));
+    let candidate: PDFRawStream | undefined;
+    if (subtype === PDFName.of("Image")) candidate = x;
+    else if (subtype === PDFName.of("Form")) {
+      const inner = lookup(doc, x.dict.get(PDFName.of("Resources")));
+      candidate = largestImage(doc, inner instanceof PDFDict ? inner : undefined, depth + 1);
+    }
+    if (candidate && (!best || imageArea(doc, candidate) > imageArea(doc, best))) best = candidate;
+  }
+  return best;
+}
+
+function filters(doc: PDFDocument, dict: PDFDict): { names: string[]; parms: (PDFDict | undefined)[] } {
+  const f = lookup(doc, dict.get(PDFName.of("Filter")));
+  const p = lookup(doc, dict.get(PDFName.of("DecodeParms")) ?? dict.get(PDFName.of("DP")));
+  const names: string[] = [];
+  const parms: (PDFDict | undefined)[] = [];
+  const asDict = (o: PDFObject | undefined) => {
+    const d = lookup(doc, o);
+    return d instanceof PDFDict ? d : undefined;
+  };
+  if (f instanceof PDFName) {
+    names.push(f.decodeText());
+    parms.push(p instanceof PDFArray ? asDict(p.get(0)) : asDict(p));
+  } else if (f instanceof PDFArray) {
+    for (let i = 0; i < f.size(); i++) {
+      const n = lookup(doc, f.get(i));
+      names.push(n instanceof PDFName ? n.decodeText() : "?");
+      parms.push(p instanceof PDFArray ? asDict(p.get(i)) : undefined);
+    }
+  }
+  return { names, parms };
+}
+
+interface ColourInfo {
+  model: SampleLayout["model"];
+  channels: number;
+  lut?: Uint8Array;
+  lutFromBase?: { base: ColourInfo; hival: number; table: Uint8Array };
+}
+
+function colourSpace(doc: PDFDocument, cs: PDFObject | undefined, page: number, depth = 0): ColourInfo {
+  const o = lookup(doc, cs);
+  if (o === undefined) return { model: "grey", channels: 1 };
+  if (o instanceof PDFName) {
+    const n = o.decodeText();
+    if (n === "DeviceGray" || n === "CalGray" || n === "G") return { model: "grey", channels: 1 };
+    if (n === "DeviceRGB" || n === "CalRGB" || n === "RGB") return { model: "rgb", channels: 3 };
+    if (n === "DeviceCMYK" || n === "CMYK") return { model: "cmyk", channels: 4 };
+  }
+  if (o instanceof PDFArray && o.size() > 0 && depth < 3) {
+    const kind = lookup(doc, o.get(0));
+    const k = kind instanceof PDFName ? kind.decodeText() : "";
+    if (k === "ICCBased") {
+      const s = lookup(doc, o.get(1));
+      const n = s instanceof PDFRawStream ? num(doc, s.dict, "N") : undefined;
+      if (n === 1) return { model: "grey", channels: 1 };
+      if (n === 3) return { model: "rgb", channels: 3 };
+      if (n === 4) return { model: "cmyk", channels: 4 };
+    }
+    if (k === "CalGray" || k === "CalRGB") return colourSpace(doc, kind, page, depth + 1);
+    if (k === "Indexed" || k === "I") {
+      const base = colourSpace(doc, o.get(1), page, depth + 1);
+      const hivalObj = lookup(doc, o.get(2));
+      const hival = hivalObj instanceof PDFNumber ? hivalObj.asNumber() : 255;
+      const t = lookup(doc, o.get(3));
+      let table: Uint8Array | undefined;
+      if (t instanceof PDFRawStream) table = t.contents; // uncompressed lookup tables only
+      else if (t && "asBytes" in t && typeof (t as { asBytes: unknown }).asBytes === "function") table = (t as unknown as { asBytes(): Uint8Array }).asBytes();
+      if (table && base.model !== "indexed") {
+        const lut = new Uint8Array(256);
+        for (let i = 0; i <= Math.min(255, hival); i++) {
+          const c = i * base.channels;
+          if (base.model === "grey") lut[i] = table[c] ?? 0;
+          else if (base.model === "rgb") lut[i] = ((table[c] ?? 0) * 77 + (table[c + 1] ?? 0) * 150 + (table[c + 2] ?? 0) * 29 + 128) >> 8;
+          else lut[i] = 255 - Math.min(255, (((table[c] ?? 0) * 77 + (table[c + 1] ?? 0) * 150 + (table[c + 2] ?? 0) * 29) >> 8) + (table[c + 3] ?? 0));
+        }
+        return { model: "indexed", channels: 1, lut };
+      }
+    }
+  }
+  throw new VerifyError("unsupported_format", "the PDF page image uses a colour space that is not supported", page);
+}
+
+async function decodeImageStream(doc: PDFDocument, s: PDFRawStream, limits: DecodeLimits, page: number): Promise<Raster> {
+  const d = s.dict;
+  const width = num(doc, d, "Width") ?? 0;
+  const height = num(doc, d, "Height") ?? 0;
+  checkDimensions(width, height, limits, page);
+  const { names, parms } = filters(doc, d);
+  const isMask = lookup(doc, d.get(PDFName.of("ImageMask"))) === PDFBool.True;
+  const decodeArr = lookup(doc, d.get(PDFName.of("Decode")));
+  const d0 = decodeArr instanceof PDFArray ? lookup(doc, decodeArr.get(0)) : undefined;
+  const invert = d0 instanceof PDFNumber && d0.asNumber() === 1;
+
+  let data = s.contents;
+  let i = 0;
+  // Leading Flate stages of a chain (e.g. [/FlateDecode /DCTDecode]) are undone first, each bounded.
+  while (i < names.length - 1 && (names[i] === "FlateDecode" || names[i] === "Fl")) {
+    const parts: Uint8Array[] = [];
+    let n = 0;
+    await inflateBounded(data, limits.maxPixelsPerPage * 4 + 1024, (c) => (parts.push(c), (n += c.length)), { what: "PDF image stream", page });
+    data = joinChunks(parts, n);
+    i++;
+  }
+  const last = names[i] ?? "";
+  const parm = parms[i];
+
+  if (last === "DCTDecode" || last === "DCT") {
+    const dim = jpegDimensions(data);
+    checkDimensions(dim.width, dim.height, limits, page);
+    checkJpegPixels(dim.width, dim.height, page);
+    const r = photonDecodeGrey(data, "PDF page's JPEG image", page);
+    if (invert) for (let k = 0; k < r.data.length; k++) r.data[k] = 255 - r.data[k];
+    return r;
+  }
+  if (last === "CCITTFaxDecode" || last === "CCF") {
+    const k = parm ? num(doc, parm, "K") ?? 0 : 0;
+    if (k >= 0) throw new VerifyError("unsupported_format", "only Group 4 (K < 0) CCITT images are supported in PDFs", page);
+    const blackIs1 = parm ? lookup(doc, parm.get(PDFName.of("BlackIs1"))) === PDFBool.True : false;
+    const tiff = ccittAsTiff(data, width, height);
+    const r = await decodeTiffPage(tiff, 0, limits);
+    if (blackIs1 !== invert) for (let q = 0; q < r.data.length; q++) r.data[q] = 255 - r.data[q];
+    return r;
+  }
+  if (last === "FlateDecode" || last === "Fl" || last === "") {
+    const bpc = isMask ? 1 : num(doc, d, "BitsPerComponent") ?? 8;
+    const cs = isMask ? ({ model: "grey", channels: 1 } as ColourInfo) : colourSpace(doc, d.get(PDFName.of("ColorSpace")), page);
+    const predictor = parm ? num(doc, parm, "Predictor") ?? 1 : 1;
+    if (predictor !== 1 && predictor < 10) throw new VerifyError("unsupported_format", "TIFF predictors in PDF images are not supported", page);
+    if (![1, 2, 4, 8, 16].includes(bpc)) throw new VerifyError("corrupt_file", `the PDF image declares ${bpc} bits per component`, page);
+    const layout: SampleLayout = {
+      width,
+      height,
+      bitsPerComponent: bpc,
+      channels: cs.channels,
+      model: cs.model,
+      lut: cs.lut,
+      invert,
+      pngFilters: predictor >= 10,
+    };
+    const dec = new RowDecoder(layout);
+    if (last === "") dec.push(data);
+    else await inflateBounded(data, expectedBytes(layout), (c) => dec.push(c), { what: "PDF image stream", page, allowTruncated: true });
+    // Producers sometimes omit the final bytes of a stream; a page missing more than a few rows is damaged.
+    if (!dec.complete && dec.rowsDone < height - 2) throw new VerifyError("corrupt_file", `the image of PDF page ${page + 1} is truncated`, page);
+    return dec.raster;
+  }
+  if (last === "JPXDecode") throw new VerifyError("unsupported_format", "JPEG 2000 images in PDFs are not supported", page);
+  if (last === "JBIG2Decode") throw new VerifyError("unsupported_format", "JBIG2 images in PDFs are not supported", page);
+  throw new VerifyError("unsupported_format", `PDF images with the ${last} filter are not supported`, page);
+}
+
+function joinChunks(parts: Uint8Array[], n: number): Uint8Array {
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
