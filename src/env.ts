@@ -30,4 +30,6 @@ export interface Env {
   JWT_AUDIENCE: string;
   JWKS_URL?: string;
   JWKS_INLINE?: string;
+  /** Comma-separated hosts that URL inputs may reach over plain http: set only by the test configuration. */
+  INSECURE_FETCH_HOSTS?: string;
 }

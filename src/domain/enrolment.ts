@@ -1,0 +1,47 @@
+/**
+ * The rules of enrolment (spec 2.1, 4.3, 8), free of HTTP and storage: which reference ids are
+ * acceptable, the request limits, and which uploads are enrolled now versus queued.
+ */
+import { isValidId } from "../http/schemas";
+
+export const MAX_REFERENCE_FILES = 20;
+export const MAX_REFERENCE_BYTES = 20 * 1024 * 1024;
+/** References enrolled within the request; the rest are queued. */
+export const SYNC_ENROL_LIMIT = 3;
+
+export const REFERENCE_SOURCES = ["signature_card", "confirmed_past", "unverified"] as const;
+export type ReferenceSource = (typeof REFERENCE_SOURCES)[number];
+export const DEFAULT_REFERENCE_SOURCE: ReferenceSource = "unverified";
+
+/** Why a ref_id cannot be enrolled by a caller, or null when it can. */
+export function refIdProblem(refId: string): string | null {
+  if (!isValidId(refId)) return "must be 1 to 128 characters of [A-Za-z0-9._-], and not '.' or '..'";
+  if (refId.startsWith(".")) return "must not start with '.' (reserved)";
+  if (refId.startsWith("learned-")) return "must not start with 'learned-' (reserved for learned references)";
+  return null;
+}
+
+export function isReferenceSource(s: string): s is ReferenceSource {
+  return (REFERENCE_SOURCES as readonly string[]).includes(s);
+}
+
+/** Splits uploads, in request order, into those enrolled now and those queued. */
+export function splitSyncAndQueued<T>(uploads: T[]): { now: T[]; queued: T[] } {
+  return { now: uploads.slice(0, SYNC_ENROL_LIMIT), queued: uploads.slice(SYNC_ENROL_LIMIT) };
+}
+
+/** Why a reference was not enrolled. */
+export type RejectionReason =
+  | "no_signature"
+  | "unreadable"
+  | "unsupported_format"
+  | "corrupt_file"
+  | "too_large"
+  | "too_many_pixels"
+  | "too_many_pages"
+  | "no_raster_content";
+
+export type ReferenceOutcome =
+  | { ref_id: string; status: "enrolled"; source: ReferenceSource; replaced: boolean; quality: number | null; page: number; box: { x: number; y: number; w: number; h: number } }
+  | { ref_id: string; status: "rejected"; source: ReferenceSource; reason: RejectionReason; detail: string }
+  | { ref_id: string; status: "queued"; source: ReferenceSource };

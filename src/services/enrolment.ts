@@ -1,0 +1,327 @@
+/**
+ * Enrolment as an application service: validates every upload before anything is written, enrols up
+ * to three within the request, stores originals in R2 and rows in D1 atomically, queues the rest, and
+ * rebuilds the subject's reference model whenever its live references change.
+ */
+import { splitSyncAndQueued, type ReferenceOutcome, type ReferenceSource } from "../domain/enrolment";
+import type { RegionStore } from "../http/context";
+import { newId } from "../http/ids";
+import { ProblemError } from "../http/problem";
+import { isVerifyError } from "../verify/types";
+import { deletePrefix, modelKey, referenceFileKey, subjectPrefix } from "../storage/files";
+import { subjectsRepo } from "../storage/subjects";
+import type { ReferenceRow } from "../storage/schema/subjects";
+import type { VerificationEngine } from "./engine";
+
+export interface Upload {
+  refId: string;
+  source: ReferenceSource;
+  bytes: Uint8Array;
+  contentType: string;
+  method: "upload" | "url";
+  sourceUrl?: string;
+}
+
+/** A queued enrolment: the consumer enrols the stored upload if it is still the current one. */
+export interface EnrolMessage {
+  kind: "enrol";
+  orgId: string;
+  region: RegionStore["name"];
+  subjectReference: string;
+  refId: string;
+  uploadId: string;
+}
+
+export interface EnrolDeps {
+  store: RegionStore;
+  engine: VerificationEngine;
+  queue: Queue<EnrolMessage>;
+}
+
+const MEDIA_TYPES: Record<string, string> = {
+  png: "image/png",
+  jpeg: "image/jpeg",
+  tiff: "image/tiff",
+  pdf: "application/pdf",
+};
+
+async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", bytes);
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** Maps a file that cannot be read at all to its status: 415 for a format we do not take, else 422. */
+function unreadableFile(refId: string, err: unknown): ProblemError {
+  if (isVerifyError(err)) {
+    const field = `references.${refId}`;
+    if (err.code === "unsupported_format") {
+      return new ProblemError("unsupported_media_type", `${field}: ${err.message}. References must be PNG, JPEG, TIFF or PDF.`, {
+        extensions: { errors: [{ field, message: err.message }] },
+      });
+    }
+    if (err.code === "too_large") {
+      return new ProblemError("too_large", `${field}: ${err.message}.`);
+    }
+    return new ProblemError("unprocessable", `${field}: the file cannot be read (${err.code}: ${err.message}).`, {
+      extensions: { reason: err.code, errors: [{ field, message: err.message }] },
+    });
+  }
+  throw err;
+}
+
+/**
+ * Enrols the uploads of one PUT. Throws a ProblemError (and writes nothing) when any file is not a
+ * readable PNG, JPEG, TIFF or PDF. Returns the per-reference outcomes, in request order.
+ */
+export async function enrolUploads(
+  deps: EnrolDeps,
+  orgId: string,
+  subjectReference: string,
+  uploads: Upload[],
+): Promise<{ outcomes: ReferenceOutcome[]; queued: number }> {
+  // 1. Every file must be structurally readable before anything is stored.
+  const formats: string[] = [];
+  for (const u of uploads) {
+    try {
+      formats.push((await deps.engine.inspect(u.bytes)).format);
+    } catch (err) {
+      throw unreadableFile(u.refId, err);
+    }
+  }
+
+  const repo = subjectsRepo(deps.store.db);
+  const existing = new Map((await repo.references(orgId, subjectReference)).map((r) => [r.refId, r]));
+  const indexed = uploads.map((u, i) => ({ u, format: formats[i] }));
+  const { now, queued } = splitSyncAndQueued(indexed);
+
+  // 2. Enrol the first ones now (CPU-bound, one at a time).
+  const nowTime = new Date().toISOString();
+  const outcomes: ReferenceOutcome[] = [];
+  const rows: ReferenceRow[] = [];
+  const written: string[] = [];
+  const superseded: string[] = [];
+  const files: { key: string; bytes: Uint8Array; contentType: string }[] = [];
+
+  for (const { u, format } of now) {
+    let result;
+    try {
+      result = await deps.engine.enrolReference(u.bytes);
+    } catch (err) {
+      throw unreadableFile(u.refId, err);
+    }
+    if (!result.ok) {
+      // A rejected upload never replaces a live reference: the previous one, if any, stays.
+      outcomes.push({ ref_id: u.refId, status: "rejected", source: u.source, reason: result.reason, detail: result.detail });
+      continue;
+    }
+    const uploadId = newId("upl");
+    const key = referenceFileKey(orgId, subjectReference, u.refId, uploadId);
+    files.push({ key, bytes: u.bytes, contentType: MEDIA_TYPES[format] ?? u.contentType });
+    const prior = existing.get(u.refId);
+    if (prior) superseded.push(prior.fileKey);
+    rows.push({
+      ...baseRow(orgId, subjectReference, u, uploadId, key, format, await sha256Hex(u.bytes), nowTime),
+      status: "enrolled",
+      page: result.page,
+      box: JSON.stringify(result.box),
+      quality: JSON.stringify(result.quality),
+      features: JSON.stringify(result.features),
+      enrolledAt: nowTime,
+    });
+    outcomes.push({
+      ref_id: u.refId,
+      status: "enrolled",
+      source: u.source,
+      replaced: prior !== undefined,
+      quality: result.quality.score,
+      page: result.page,
+      box: result.box,
+    });
+  }
+
+  // 3. The rest are stored as queued and enrolled by the enrolment queue's consumer.
+  const messages: EnrolMessage[] = [];
+  for (const { u, format } of queued) {
+    const uploadId = newId("upl");
+    const key = referenceFileKey(orgId, subjectReference, u.refId, uploadId);
+    files.push({ key, bytes: u.bytes, contentType: MEDIA_TYPES[format] ?? u.contentType });
+    const prior = existing.get(u.refId);
+    if (prior) superseded.push(prior.fileKey);
+    rows.push({ ...baseRow(orgId, subjectReference, u, uploadId, key, format, await sha256Hex(u.bytes), nowTime), status: "queued" });
+    messages.push({ kind: "enrol", orgId, region: deps.store.name, subjectReference, refId: u.refId, uploadId });
+    outcomes.push({ ref_id: u.refId, status: "queued", source: u.source });
+  }
+
+  // 4. Files first, then rows in one transaction; a failure removes what this request wrote.
+  try {
+    for (const f of files) {
+      await deps.store.files.put(f.key, f.bytes, { httpMetadata: { contentType: f.contentType } });
+      written.push(f.key);
+    }
+    await repo.batch([
+      repo.touchStatement(orgId, subjectReference, nowTime),
+      ...rows.map((r) => repo.upsertReferenceStatement(r)),
+    ]);
+  } catch (err) {
+    if (written.length > 0) await deps.store.files.delete(written).catch(() => {});
+    throw new ProblemError("unavailable", "The references could not be stored; nothing was changed. Retry the request.", {
+      headers: { "Retry-After": "5" },
+    });
+  }
+  if (superseded.length > 0) await deps.store.files.delete(superseded).catch(() => {});
+
+  if (messages.length > 0) {
+    try {
+      await deps.queue.sendBatch(messages.map((body) => ({ body })));
+    } catch {
+      // Without their messages the queued rows would wait forever: take them back out.
+      const queuedRows = rows.filter((r) => r.status === "queued");
+      await repo.batch([
+        repo.touchStatement(orgId, subjectReference, nowTime),
+        ...queuedRows.map((r) => repo.deleteReferenceStatement(orgId, subjectReference, r.refId)),
+      ]);
+      await deps.store.files.delete(queuedRows.map((r) => r.fileKey)).catch(() => {});
+      throw new ProblemError("unavailable", "The enrolment queue is unavailable; the queued references were not kept. Retry them.", {
+        headers: { "Retry-After": "5" },
+      });
+    }
+  }
+
+  if (rows.some((r) => r.status === "enrolled")) await rebuildModel(deps, orgId, subjectReference);
+  return { outcomes, queued: messages.length };
+}
+
+function baseRow(
+  orgId: string,
+  subjectReference: string,
+  u: Upload,
+  uploadId: string,
+  fileKey: string,
+  format: string,
+  sha256: string,
+  now: string,
+): ReferenceRow {
+  return {
+    orgId,
+    subjectReference,
+    refId: u.refId,
+    kind: "anchor",
+    source: u.source,
+    status: "queued",
+    rejectedReason: null,
+    rejectedDetail: null,
+    method: u.method,
+    sourceUrl: u.sourceUrl ?? null,
+    fileKey,
+    contentType: MEDIA_TYPES[format] ?? u.contentType,
+    byteSize: u.bytes.byteLength,
+    sha256,
+    page: null,
+    box: null,
+    quality: null,
+    features: null,
+    outlier: 0,
+    learnedFrom: null,
+    uploadId,
+    createdAt: now,
+    enrolledAt: null,
+  };
+}
+
+/**
+ * Rebuilds and stores the reference model from the live references. The model is recorded only if
+ * no other change landed meanwhile; the change that did rebuilds its own.
+ */
+export async function rebuildModel(deps: Pick<EnrolDeps, "store" | "engine">, orgId: string, subjectReference: string): Promise<void> {
+  const repo = subjectsRepo(deps.store.db);
+  const [subject, refs] = await Promise.all([repo.get(orgId, subjectReference), repo.references(orgId, subjectReference)]);
+  if (!subject) return;
+  const live = refs.filter((r) => r.status === "enrolled" && r.features);
+  const previousKey = subject.modelKey;
+  if (live.length === 0) {
+    if (await repo.setModel(orgId, subjectReference, subject.refsRevision, "")) {
+      if (previousKey) await deps.store.files.delete(previousKey);
+    }
+    return;
+  }
+  const build = await deps.engine.buildModel(live.map((r) => ({ refId: r.refId, features: JSON.parse(r.features!) })));
+  const key = modelKey(orgId, subjectReference, subject.refsRevision);
+  await deps.store.files.put(key, JSON.stringify({ revision: subject.refsRevision, model: build.model }), {
+    httpMetadata: { contentType: "application/json" },
+  });
+  if (await repo.setModel(orgId, subjectReference, subject.refsRevision, key)) {
+    await repo.batch(
+      live.map((r) => repo.setOutlierStatement(orgId, subjectReference, r.refId, build.outliers.includes(r.refId))) as never,
+    );
+    if (previousKey && previousKey !== key) await deps.store.files.delete(previousKey);
+  } else {
+    await deps.store.files.delete(key);
+  }
+}
+
+/** Enrols one queued upload (the enrolment queue's consumer). Safe to run twice for one message. */
+export async function enrolQueued(deps: Pick<EnrolDeps, "store" | "engine">, msg: EnrolMessage): Promise<"enrolled" | "rejected" | "superseded"> {
+  const repo = subjectsRepo(deps.store.db);
+  const row = await repo.reference(msg.orgId, msg.subjectReference, msg.refId);
+  // Deleted, replaced by a newer upload, or already processed by an earlier delivery.
+  if (!row || row.uploadId !== msg.uploadId || row.status !== "queued") return "superseded";
+  const object = await deps.store.files.get(row.fileKey);
+  if (!object) return "superseded";
+  const bytes = new Uint8Array(await object.arrayBuffer());
+  let result;
+  try {
+    result = await deps.engine.enrolReference(bytes);
+  } catch (err) {
+    if (!isVerifyError(err)) throw err;
+    result = { ok: false as const, reason: err.code as never, detail: err.message };
+  }
+  const now = new Date().toISOString();
+  const updated: ReferenceRow = result.ok
+    ? { ...row, status: "enrolled", page: result.page, box: JSON.stringify(result.box), quality: JSON.stringify(result.quality), features: JSON.stringify(result.features), enrolledAt: now }
+    : { ...row, status: "rejected", rejectedReason: result.reason, rejectedDetail: result.detail };
+  // Guarded on the upload id, so a concurrent replacement is never overwritten.
+  const res = await deps.store.db
+    .prepare("UPDATE subject_references SET status = ?, page = ?, box = ?, quality = ?, features = ?, enrolled_at = ?, rejected_reason = ?, rejected_detail = ? WHERE org_id = ? AND subject_reference = ? AND ref_id = ? AND upload_id = ? AND status = 'queued'")
+    .bind(updated.status, updated.page, updated.box, updated.quality, updated.features, updated.enrolledAt, updated.rejectedReason, updated.rejectedDetail, msg.orgId, msg.subjectReference, msg.refId, msg.uploadId)
+    .run();
+  if (res.meta.changes === 0) return "superseded";
+  if (!result.ok) {
+    await deps.store.files.delete(row.fileKey);
+    return "rejected";
+  }
+  await repo.batch([repo.touchStatement(msg.orgId, msg.subjectReference, now)]);
+  await rebuildModel(deps, msg.orgId, msg.subjectReference);
+  return "enrolled";
+}
+
+/** Hard-deletes a subject: its references, model and files. Returns false when it does not exist. */
+export async function deleteSubject(store: RegionStore, orgId: string, subjectReference: string): Promise<boolean> {
+  const repo = subjectsRepo(store.db);
+  if (!(await repo.get(orgId, subjectReference))) return false;
+  const prefix = subjectPrefix(orgId, subjectReference);
+  await deletePrefix(store.files, prefix);
+  await repo.batch([...repo.deleteSubjectStatements(orgId, subjectReference)]);
+  // An enrolment racing with the delete may have written a file after the first sweep.
+  await deletePrefix(store.files, prefix);
+  return true;
+}
+
+/** Hard-deletes one reference and its file, then rebuilds the model. */
+export async function deleteReference(
+  deps: Pick<EnrolDeps, "store" | "engine">,
+  orgId: string,
+  subjectReference: string,
+  refId: string,
+): Promise<"deleted" | "not_found" | "learned"> {
+  const repo = subjectsRepo(deps.store.db);
+  const row = await repo.reference(orgId, subjectReference, refId);
+  if (!row) return "not_found";
+  if (row.kind === "learned") return "learned";
+  await repo.batch([
+    repo.deleteReferenceStatement(orgId, subjectReference, refId),
+    repo.touchStatement(orgId, subjectReference, new Date().toISOString()),
+  ]);
+  await deps.store.files.delete(row.fileKey);
+  await rebuildModel(deps, orgId, subjectReference);
+  return "deleted";
+}

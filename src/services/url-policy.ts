@@ -1,0 +1,12 @@
+import type { Env } from "../env";
+import type { Org } from "../http/context";
+import type { UrlPolicy } from "../fetch/url-policy";
+
+/**
+ * The URL policy of an organisation: its allowlisted hosts and buckets. Plain http is allowed only for
+ * the hosts in INSECURE_FETCH_HOSTS, which only the test configuration sets (its loopback document host).
+ */
+export function urlPolicyOf(org: Org, env: Env): UrlPolicy {
+  const insecure = (env.INSECURE_FETCH_HOSTS ?? "").split(",").map((h) => h.trim()).filter(Boolean);
+  return { allowHosts: org.allowHosts, allowBuckets: org.allowBuckets, insecureHosts: insecure };
+}
