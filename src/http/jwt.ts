@@ -1,4 +1,4 @@
-import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
+import { createLocalJWKSet, createRemoteJWKSet, customFetch, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import type { Env } from "../env";
 
 /** Spec part 8: dashboard JWTs are at most 8192 bytes. */
@@ -15,6 +15,12 @@ export class JwtRejected extends Error {}
 // One key set per issuer and source, kept for the life of the isolate: the remote set fetches the JWKS
 // once and only refetches for an unknown `kid` (rate-limited by jose's cooldown) or when its cache ages out.
 const keySets = new Map<string, JWTVerifyGetKey>();
+let jwksFetches = 0;
+
+/** How many times this isolate has fetched a remote JWKS (observability, and proof of the cache in tests). */
+export function jwksFetchCount(): number {
+  return jwksFetches;
+}
 
 function keySetFor(env: Env): JWTVerifyGetKey {
   const source = env.JWKS_URL ? `url:${env.JWKS_URL}` : `inline:${env.JWKS_INLINE ?? ""}`;
@@ -22,7 +28,14 @@ function keySetFor(env: Env): JWTVerifyGetKey {
   let keys = keySets.get(cacheKey);
   if (!keys) {
     if (env.JWKS_URL) {
-      keys = createRemoteJWKSet(new URL(env.JWKS_URL), { timeoutDuration: 5000, cacheMaxAge: 10 * 60_000 });
+      keys = createRemoteJWKSet(new URL(env.JWKS_URL), {
+        timeoutDuration: 5000,
+        cacheMaxAge: 10 * 60_000,
+        [customFetch]: (url, init) => {
+          jwksFetches++;
+          return fetch(url, init);
+        },
+      });
     } else if (env.JWKS_INLINE) {
       keys = createLocalJWKSet(JSON.parse(env.JWKS_INLINE));
     } else {

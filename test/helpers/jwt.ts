@@ -46,7 +46,6 @@ export interface TokenOptions {
   extra?: Record<string, unknown>;
   /** Sign with this key instead of the published one. */
   key?: SigningKey;
-  alg?: "RS256" | "RS384" | "RS512";
 }
 
 export async function dashboardToken(opts: TokenOptions = {}): Promise<string> {
@@ -57,7 +56,7 @@ export async function dashboardToken(opts: TokenOptions = {}): Promise<string> {
   claims.permissions = opts.permissions ?? [];
   if (opts.clientId !== undefined) claims.client_id = opts.clientId;
   const jwt = new SignJWT(claims)
-    .setProtectedHeader({ alg: opts.alg ?? "RS256", kid: key.kid, typ: "JWT" })
+    .setProtectedHeader({ alg: "RS256", kid: key.kid, typ: "JWT" })
     .setSubject(opts.sub ?? "user-1")
     .setIssuer(opts.issuer ?? env.JWT_ISSUER)
     .setIssuedAt(now)
