@@ -21,6 +21,8 @@ export default defineConfig(async () => {
             OPERATOR_TOKEN: "test-operator-token",
             TEST_OUTSIDE_URL: outside.url,
             JWKS_URL: `${outside.url}/jwks.json`,
+            // The loopback document host may be fetched over plain http (production allows https only).
+            INSECURE_FETCH_HOSTS: new URL(outside.url).host,
           },
         },
       }),
