@@ -2,6 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "./http/context";
 import { ProblemError, isProblemError, invalidField, renderProblem } from "./http/problem";
+import { bodyLimits } from "./http/body";
 import { requestId } from "./http/request-id";
 import { versioning } from "./http/versioning";
 import { registerHealthRoutes } from "./routes/health";
@@ -31,6 +32,7 @@ export function createApp(): App {
 
   app.use("*", requestId());
   app.use("*", versioning());
+  app.use("*", bodyLimits());
 
   registerHealthRoutes(app);
   registerPlatformRoutes(app);

@@ -1,5 +1,6 @@
 import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
 import type { CredentialKind, Permission } from "./context";
+import { bodyRules } from "./body";
 import { pipelineFor } from "./pipeline";
 import { ProblemSchema } from "./schemas";
 
@@ -38,9 +39,10 @@ export function resolveRules(method: string, rules: RouteRules): Required<RouteR
 /** A route contract: zod request/response schemas plus its rules, giving validation, types and OpenAPI. */
 export function defineRoute<R extends RouteConfig>(rules: RouteRules, config: R) {
   const resolved = resolveRules(config.method, rules);
+  const body = bodyRules(config);
   const route = createRoute({
     ...config,
-    middleware: pipelineFor(resolved) as never,
+    middleware: [...body.before, ...pipelineFor(resolved), ...body.after] as never,
     "x-permission": resolved.permission,
     "x-credentials": resolved.credentials,
   } as R);

@@ -1,0 +1,164 @@
+import type { RouteConfig } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv } from "./context";
+import { ProblemError, invalidField } from "./problem";
+
+/** Largest request body (spec part 8): a 50 MB document plus multipart framing. */
+export const MAX_BODY_BYTES = 51_000_000;
+/** A request body must be fully received within this time (spec part 8). */
+export const BODY_DEADLINE_MS = 120_000;
+
+export interface BodyLimitOptions {
+  maxBytes?: number;
+  /** Configurable so tests need not wait two minutes. */
+  deadlineMs?: number;
+}
+
+interface BodyState {
+  limit: number;
+  received: number;
+  /** Why the body could not be read; it decides the response whatever the handler made of it. */
+  failure: ProblemError | null;
+}
+
+const states = new WeakMap<Request, BodyState>();
+
+function tooLarge(limit: number): ProblemError {
+  return new ProblemError("too_large", `The request body exceeds the limit of ${limit} bytes.`);
+}
+
+function declaredLength(c: Context): number | null {
+  const header = c.req.header("Content-Length");
+  if (header === undefined || !/^\d+$/.test(header.trim())) return null;
+  return Number(header.trim());
+}
+
+/**
+ * Global body limits: 413 too_large past the size limit (by Content-Length up front, and by counting
+ * the bytes as they stream in), and 408 timeout when the body has not fully arrived in time. The
+ * request's body is swapped for a guarded stream, so every reader (Hono's body cache, formData,
+ * a handler's own stream) is subject to the same limits.
+ */
+export function bodyLimits(options: BodyLimitOptions = {}): MiddlewareHandler<AppEnv> {
+  const maxBytes = options.maxBytes ?? MAX_BODY_BYTES;
+  const deadlineMs = options.deadlineMs ?? BODY_DEADLINE_MS;
+
+  return async (c, next) => {
+    const source = c.req.raw.body;
+    if (source === null) return next();
+    const length = declaredLength(c);
+    if (length !== null && length > maxBytes) throw tooLarge(maxBytes);
+
+    const state: BodyState = { limit: maxBytes, received: 0, failure: null };
+    const reader = source.getReader();
+    let timer: number | null = null;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new ProblemError("timeout", `The request body was not fully received within ${Math.round(deadlineMs / 1000)} s.`, { status: 408 })),
+        deadlineMs,
+      );
+    });
+    deadline.catch(() => undefined);
+    const fail = (controller: ReadableStreamDefaultController<Uint8Array>, err: ProblemError) => {
+      state.failure ??= err;
+      clearTimeout(timer);
+      controller.error(err);
+      reader.cancel(err).catch(() => undefined);
+    };
+
+    const guarded = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        let chunk: ReadableStreamReadResult<Uint8Array>;
+        try {
+          chunk = await Promise.race([reader.read(), deadline]);
+        } catch (err) {
+          if (err instanceof ProblemError) return fail(controller, err);
+          clearTimeout(timer);
+          controller.error(err);
+          return;
+        }
+        if (chunk.done) {
+          clearTimeout(timer);
+          controller.close();
+          return;
+        }
+        state.received += chunk.value.byteLength;
+        if (state.received > state.limit) return fail(controller, tooLarge(state.limit));
+        controller.enqueue(chunk.value);
+      },
+      cancel(reason) {
+        clearTimeout(timer);
+        return reader.cancel(reason);
+      },
+    });
+    const request = new Request(c.req.raw, { body: guarded });
+    states.set(request, state);
+    c.req.raw = request;
+
+    try {
+      await next();
+    } finally {
+      clearTimeout(timer);
+    }
+    if (state.failure) {
+      // Whatever the handler answered was built on a body that never fully arrived.
+      throw state.failure;
+    }
+  };
+}
+
+/** Lowers the body limit of the current request (per-route limits below the global one). */
+export function tightenBodyLimit(c: Context, maxBytes: number): void {
+  const length = declaredLength(c);
+  if (length !== null && length > maxBytes) throw tooLarge(maxBytes);
+  const state = states.get(c.req.raw);
+  if (state) state.limit = Math.min(state.limit, maxBytes);
+}
+
+function mediaType(header: string | undefined): string {
+  return (header ?? "").split(";")[0].trim().toLowerCase();
+}
+
+function isJson(type: string): boolean {
+  return /^application\/([\w.-]+\+)?json$/.test(type);
+}
+
+/** The body rules a route's contract implies. `x-max-body` on the route config sets its own size limit. */
+export function bodyRules(config: RouteConfig): { before: MiddlewareHandler<AppEnv>[]; after: MiddlewareHandler<AppEnv>[] } {
+  const content = (config.request?.body as { content?: Record<string, unknown> } | undefined)?.content;
+  const types = content ? Object.keys(content).map((t) => t.toLowerCase()) : [];
+  const maxBody = (config as { "x-max-body"?: number })["x-max-body"];
+  if (types.length === 0 && maxBody === undefined) return { before: [], after: [] };
+
+  // Size and type are checked before authentication: they need no identity and spare reading a body
+  // that will be refused anyway.
+  const before: MiddlewareHandler<AppEnv> = async (c, next) => {
+    if (maxBody !== undefined) tightenBodyLimit(c, maxBody);
+    if (types.length > 0 && c.req.raw.body !== null) {
+      const type = mediaType(c.req.header("Content-Type"));
+      if (!types.includes(type)) {
+        throw new ProblemError(
+          "unsupported_media_type",
+          `Content-Type ${type || "(none)"} is not accepted here; send ${types.join(" or ")}.`,
+          { extensions: { errors: [{ field: "Content-Type", message: `must be ${types.join(" or ")}` }] } },
+        );
+      }
+    }
+    return next();
+  };
+  // Malformed JSON names the body (after authentication: an anonymous caller learns nothing of it).
+  const after: MiddlewareHandler<AppEnv> = async (c, next) => {
+    if (c.req.raw.body !== null && isJson(mediaType(c.req.header("Content-Type")))) {
+      try {
+        await c.req.json();
+      } catch (err) {
+        if (err instanceof ProblemError) throw err;
+        const state = states.get(c.req.raw);
+        if (state?.failure) throw state.failure;
+        throw invalidField("body", "malformed JSON");
+      }
+    }
+    return next();
+  };
+  return { before: [before], after: [after] };
+}

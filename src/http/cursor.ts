@@ -1,0 +1,85 @@
+import type { Env } from "../env";
+import { ProblemError } from "./problem";
+
+/**
+ * Opaque, tamper-evident list cursors. A cursor carries the name of the route that issued it and the
+ * position after the last item returned, signed with HMAC-SHA256. The key is CURSOR_SECRET when set,
+ * else derived from OPERATOR_TOKEN (HKDF), so no extra secret is needed to run the service.
+ *
+ * A position is whatever the route needs to resume (for newest-first lists, typically the
+ * created_at and id of the last item returned).
+ */
+
+type CursorEnv = Pick<Env, "OPERATOR_TOKEN"> & { CURSOR_SECRET?: string };
+
+const encoder = new TextEncoder();
+const keys = new Map<string, Promise<CryptoKey>>();
+
+/** One HMAC key per secret, cached for the isolate. */
+function cursorKey(env: CursorEnv): Promise<CryptoKey> {
+  const secret = env.CURSOR_SECRET || env.OPERATOR_TOKEN;
+  if (!secret) throw new Error("cursor key: neither CURSOR_SECRET nor OPERATOR_TOKEN is set");
+  let key = keys.get(secret);
+  if (!key) {
+    key = (async () => {
+      const base = await crypto.subtle.importKey("raw", encoder.encode(secret), "HKDF", false, ["deriveKey"]);
+      return crypto.subtle.deriveKey(
+        { name: "HKDF", hash: "SHA-256", salt: encoder.encode("countersign"), info: encoder.encode("list cursor v1") },
+        base,
+        { name: "HMAC", hash: "SHA-256", length: 256 },
+        false,
+        ["sign", "verify"],
+      );
+    })();
+    keys.set(secret, key);
+  }
+  return key;
+}
+
+function toBase64Url(bytes: Uint8Array): string {
+  let s = "";
+  for (const b of bytes) s += String.fromCharCode(b);
+  return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function fromBase64Url(s: string): Uint8Array | null {
+  if (!/^[A-Za-z0-9_-]*$/.test(s)) return null;
+  try {
+    const bin = atob(s.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - (s.length % 4)) % 4));
+    return Uint8Array.from(bin, (ch) => ch.charCodeAt(0));
+  } catch {
+    return null;
+  }
+}
+
+function invalidCursor(detail: string): ProblemError {
+  return new ProblemError("invalid_cursor", `cursor: ${detail}`, { extensions: { errors: [{ field: "cursor", message: detail }] } });
+}
+
+/** Issues a cursor for `route` (a stable name such as "GET /sig/checks?view=items") at `position`. */
+export async function encodeCursor(env: CursorEnv, route: string, position: unknown): Promise<string> {
+  const payload = encoder.encode(JSON.stringify({ r: route, p: position }));
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", await cursorKey(env), payload));
+  return `${toBase64Url(payload)}.${toBase64Url(mac)}`;
+}
+
+/**
+ * The position of a cursor that `route` issued. A forged or altered cursor, or one issued by another
+ * route, is a 400 invalid_cursor naming `cursor`.
+ */
+export async function decodeCursor<P = unknown>(env: CursorEnv, route: string, cursor: string): Promise<P> {
+  const [payloadPart, macPart, extra] = cursor.split(".");
+  const payload = payloadPart !== undefined ? fromBase64Url(payloadPart) : null;
+  const mac = macPart !== undefined ? fromBase64Url(macPart) : null;
+  if (extra !== undefined || !payload || !mac || cursor.length > 4096) throw invalidCursor("is not a cursor issued by this route");
+  const valid = await crypto.subtle.verify("HMAC", await cursorKey(env), mac, payload);
+  if (!valid) throw invalidCursor("is not a cursor issued by this route");
+  let decoded: { r?: unknown; p?: unknown };
+  try {
+    decoded = JSON.parse(new TextDecoder().decode(payload)) as { r?: unknown; p?: unknown };
+  } catch {
+    throw invalidCursor("is not a cursor issued by this route");
+  }
+  if (decoded.r !== route) throw invalidCursor("was issued by another route");
+  return decoded.p as P;
+}
