@@ -1,0 +1,181 @@
+// Training the scoring parameters (src/verify/calibration.ts) on development writers: the population
+// prior of genuine distances, the real-to-synthetic variant ratio, a writer-independent logistic
+// regression over comparison vectors, and the logistic calibration. Only the writers passed in are seen.
+import type { Core } from "../../src/verify/core";
+import type { ScoringParams } from "../../src/verify/calibration";
+import { comparisonVector } from "../../src/verify/compare";
+import { FEATURE_VERSION, featureVector } from "../../src/verify/features";
+import { JITTERS, aggregate } from "../../src/verify/model";
+import type { Writer } from "../lib/dataset";
+import { modelFor, questionedOf } from "../lib/protocol";
+
+export interface FitOptions {
+  classifier?: "lr" | "zmean";
+  /** L2 penalty of the logistic regression. */
+  lambda?: number;
+  /** Weight of random forgeries relative to skilled ones. */
+  randomWeight?: number;
+  k?: number;
+  /** Shift the calibration so that the training skilled-forgery FAR at this score is `far` (optional). */
+  anchor?: { score: number; far: number };
+  trainedOn: string[];
+}
+
+const NS = [1, 3, 5, 10];
+
+function mean(a: number[]): number {
+  return a.reduce((s, v) => s + v, 0) / Math.max(1, a.length);
+}
+
+function median(a: number[]): number {
+  const s = [...a].sort((x, y) => x - y);
+  return s.length ? s[Math.floor(s.length / 2)] : 0;
+}
+
+export function fitParams(core: Core, writers: Writer[], opt: FitOptions): ScoringParams {
+  const G = core.groupCount;
+  const k = opt.k ?? 2;
+  // 1. Population prior: leave-one-out distances among each writer's first (up to 10) genuine samples.
+  const rowsByWriter: number[][][] = [];
+  for (const w of writers) {
+    const refs = w.genuine.slice(0, 10).map((s) => featureVector(s.features));
+    if (refs.length < 3) continue;
+    const rows = refs.map((v, i) => {
+      const others = refs.filter((_, j) => j !== i);
+      return aggregate(core.groupDistances(v, others), others.length, G, k);
+    });
+    rowsByWriter.push(rows);
+  }
+  const priorMean: number[] = [];
+  const priorSpread: number[] = [];
+  for (let g = 0; g < G; g++) {
+    priorMean.push(mean(rowsByWriter.map((rows) => mean(rows.map((r) => r[g])))));
+    // Spread of a genuine distance around its own writer's mean, pooled over writers.
+    priorSpread.push(
+      Math.sqrt(mean(rowsByWriter.map((rows) => {
+        const m = mean(rows.map((r) => r[g]));
+        return mean(rows.map((r) => (r[g] - m) ** 2)) * rows.length / Math.max(1, rows.length - 1);
+      }))),
+    );
+  }
+  // 2. Real genuine distance over synthetic-variant distance, per group.
+  const ratios: number[][] = Array.from({ length: G }, () => []);
+  for (const w of writers) {
+    const first = w.genuine[0];
+    if (!first?.raster || w.genuine.length < 3) continue;
+    const { variants } = core.extract(first.raster, JITTERS);
+    if (!variants.length) continue;
+    const v = aggregate(core.groupDistances(featureVector(first.features), variants), variants.length, G, variants.length);
+    const others = w.genuine.slice(1, 11).map((s) => featureVector(s.features));
+    const r = aggregate(core.groupDistances(featureVector(first.features), others), others.length, G, k);
+    for (let g = 0; g < G; g++) if (v[g] > 0) ratios[g].push(r[g] / v[g]);
+  }
+  const params: ScoringParams = {
+    version: 1,
+    featureVersion: FEATURE_VERSION,
+    trainedOn: opt.trainedOn,
+    k,
+    prior: { mean: priorMean, spread: priorSpread, strength: 2 },
+    variantRatio: ratios.map((r) => (r.length ? median(r) : 2)),
+    spreadFloor: 0.1,
+    outlierZ: 3,
+    classifier: { weights: [...new Array(G).fill(-1 / G), ...new Array(G).fill(0)], bias: 0 },
+    calibration: { a: 1, b: 0 },
+  };
+
+  // 3. Comparison vectors of simulated enrolments of the training writers.
+  const X: number[][] = [];
+  const y: number[] = [];
+  const wt: number[] = [];
+  const kinds: string[] = [];
+  const rw = opt.randomWeight ?? 0.3;
+  for (const w of writers) {
+    if (w.genuine.length < 2) continue;
+    for (const n of NS) {
+      const model = modelFor(core, w, n, params);
+      const active = model.refs.filter((r) => !r.outlier).map((r) => featureVector(r.features));
+      const qs = questionedOf(w, n, writers);
+      const counts = { genuine: 0, skilled: 0, random: 0 };
+      for (const q of qs) counts[q.kind]++;
+      for (const q of qs) {
+        const d = core.groupDistances(featureVector(q.sample.features), active);
+        X.push(comparisonVector(d, active.length, G, model, params).x);
+        y.push(q.kind === "genuine" ? 1 : 0);
+        kinds.push(q.kind);
+        wt.push(q.kind === "genuine" ? 1 / counts.genuine : q.kind === "skilled" ? 1 / Math.max(1, counts.skilled) : rw / Math.max(1, counts.random));
+      }
+    }
+  }
+  if (opt.classifier !== "zmean") {
+    const { w, b } = logistic(X, y, wt, opt.lambda ?? 1e-2);
+    params.classifier = { weights: w, bias: b };
+  }
+  // 4. Calibration: a logistic map of the logit (Platt), on the same balanced weights.
+  const logits = X.map((x) => params.classifier.bias + x.reduce((s, v, i) => s + v * params.classifier.weights[i], 0));
+  const cal = logistic(logits.map((l) => [l]), y, wt, 1e-6);
+  params.calibration = { a: cal.w[0], b: cal.b };
+  if (opt.anchor) {
+    // Move the map so that the anchor score falls at the wanted skilled-forgery FAR on training data.
+    const skilled = logits.filter((_, i) => kinds[i] === "skilled").map((l) => params.calibration.a * l);
+    const sorted = [...skilled].sort((p, q) => q - p);
+    const cut = sorted[Math.min(sorted.length - 1, Math.floor(opt.anchor.far * sorted.length))];
+    params.calibration.b = Math.log(opt.anchor.score / (1 - opt.anchor.score)) - cut;
+  }
+  return params;
+}
+
+/** Weighted, L2-penalised logistic regression by Newton's method. */
+export function logistic(X: number[][], y: number[], wt: number[], lambda: number): { w: number[]; b: number } {
+  const d = X[0]?.length ?? 0;
+  const beta = new Array(d + 1).fill(0); // last = bias
+  const total = wt.reduce((s, v) => s + v, 0);
+  for (let it = 0; it < 30; it++) {
+    const H = Array.from({ length: d + 1 }, () => new Array(d + 1).fill(0));
+    const grad = new Array(d + 1).fill(0);
+    for (let i = 0; i < X.length; i++) {
+      const xi = [...X[i], 1];
+      let t = 0;
+      for (let j = 0; j <= d; j++) t += beta[j] * xi[j];
+      const p = 1 / (1 + Math.exp(-t));
+      const wi = wt[i] / total;
+      const r = (y[i] - p) * wi;
+      const s = p * (1 - p) * wi;
+      for (let j = 0; j <= d; j++) {
+        grad[j] += r * xi[j];
+        for (let l = j; l <= d; l++) H[j][l] += s * xi[j] * xi[l];
+      }
+    }
+    for (let j = 0; j <= d; j++) for (let l = 0; l < j; l++) H[j][l] = H[l][j];
+    for (let j = 0; j < d; j++) {
+      H[j][j] += lambda;
+      grad[j] -= lambda * beta[j];
+    }
+    H[d][d] += 1e-9;
+    const step = solve(H, grad);
+    let change = 0;
+    for (let j = 0; j <= d; j++) {
+      beta[j] += step[j];
+      change = Math.max(change, Math.abs(step[j]));
+    }
+    if (change < 1e-7) break;
+  }
+  return { w: beta.slice(0, d), b: beta[d] };
+}
+
+function solve(A: number[][], b: number[]): number[] {
+  const n = b.length;
+  const M = A.map((r, i) => [...r, b[i]]);
+  for (let c = 0; c < n; c++) {
+    let p = c;
+    for (let r = c + 1; r < n; r++) if (Math.abs(M[r][c]) > Math.abs(M[p][c])) p = r;
+    [M[c], M[p]] = [M[p], M[c]];
+    const piv = M[c][c] || 1e-12;
+    for (let r = 0; r < n; r++) {
+      if (r === c) continue;
+      const f = M[r][c] / piv;
+      if (f === 0) continue;
+      for (let k = c; k <= n; k++) M[r][k] -= f * M[c][k];
+    }
+  }
+  return M.map((r, i) => r[n] / (r[i] || 1e-12));
+}
