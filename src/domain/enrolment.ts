@@ -39,7 +39,9 @@ export type RejectionReason =
   | "too_large"
   | "too_many_pixels"
   | "too_many_pages"
-  | "no_raster_content";
+  | "no_raster_content"
+  /** The enrolment queue gave up on it after its retries. */
+  | "processing_failed";
 
 export type ReferenceOutcome =
   | { ref_id: string; status: "enrolled"; source: ReferenceSource; replaced: boolean; quality: number | null; page: number; box: { x: number; y: number; w: number; h: number } }

@@ -294,6 +294,18 @@ export async function enrolQueued(deps: Pick<EnrolDeps, "store" | "engine">, msg
   return "enrolled";
 }
 
+/** Marks a queued upload whose messages were dead-lettered as rejected, so it never waits forever. */
+export async function failQueued(store: RegionStore, msg: EnrolMessage): Promise<void> {
+  const repo = subjectsRepo(store.db);
+  const row = await repo.reference(msg.orgId, msg.subjectReference, msg.refId);
+  if (!row || row.uploadId !== msg.uploadId || row.status !== "queued") return;
+  const res = await store.db
+    .prepare("UPDATE subject_references SET status = 'rejected', rejected_reason = 'processing_failed', rejected_detail = ? WHERE org_id = ? AND subject_reference = ? AND ref_id = ? AND upload_id = ? AND status = 'queued'")
+    .bind("The reference could not be enrolled after repeated attempts; upload it again.", msg.orgId, msg.subjectReference, msg.refId, msg.uploadId)
+    .run();
+  if (res.meta.changes > 0) await store.files.delete(row.fileKey);
+}
+
 /** Hard-deletes a subject: its references, model and files. Returns false when it does not exist. */
 export async function deleteSubject(store: RegionStore, orgId: string, subjectReference: string): Promise<boolean> {
   const repo = subjectsRepo(store.db);
