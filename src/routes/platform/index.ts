@@ -1,4 +1,5 @@
 import type { App } from "../../app";
+import { registerAuditRoutes } from "./audit";
 import { registerKeyRoutes } from "./keys";
 import { registerMeRoutes } from "./me";
 import { registerOrgRoutes } from "./orgs";
@@ -13,4 +14,5 @@ export function registerPlatformRoutes(app: App): void {
   registerOrgRoutes(app);
   registerKeyRoutes(app);
   registerMeRoutes(app);
+  registerAuditRoutes(app);
 }
