@@ -7,6 +7,7 @@ import { requestId } from "./http/request-id";
 import { versioning } from "./http/versioning";
 import { registerHealthRoutes } from "./routes/health";
 import { registerPlatformRoutes } from "./routes/platform";
+import { registerPolicyRoutes } from "./routes/policies";
 
 export type App = OpenAPIHono<AppEnv>;
 
@@ -36,6 +37,7 @@ export function createApp(): App {
 
   registerHealthRoutes(app);
   registerPlatformRoutes(app);
+  registerPolicyRoutes(app);
 
   app.doc31("/openapi.json", (c) => ({
     openapi: "3.1.0",

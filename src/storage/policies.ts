@@ -1,0 +1,110 @@
+import {
+  DEFAULT_POLICY_NAME,
+  PolicySpecSchema,
+  builtinDefaultPolicy,
+  canonicalJson,
+  samePolicySpec,
+  type Policy,
+  type PolicySpec,
+} from "../domain/policy";
+import { auditStatement } from "./audit";
+
+/** The organisation a policy belongs to: its id, and its creation time (that of the built-in default). */
+export interface PolicyOwner {
+  id: string;
+  createdAt: string;
+}
+
+type PolicyRow = { name: string; version: number; spec: string; created_by: string; created_at: string };
+
+function toPolicy(row: PolicyRow): Policy {
+  return {
+    name: row.name,
+    version: row.version,
+    spec: PolicySpecSchema.parse(JSON.parse(row.spec)),
+    createdAt: row.created_at,
+    createdBy: row.created_by,
+    builtin: false,
+  };
+}
+
+/** The latest version of a policy (checks use it), or null when the tenant has no such policy. */
+export async function getLatestPolicy(db: D1Database, org: PolicyOwner, name: string): Promise<Policy | null> {
+  const row = await db
+    .prepare("SELECT name, version, spec, created_by, created_at FROM policies WHERE org_id = ? AND name = ? ORDER BY version DESC LIMIT 1")
+    .bind(org.id, name)
+    .first<PolicyRow>();
+  if (row) return toPolicy(row);
+  return name === DEFAULT_POLICY_NAME ? builtinDefaultPolicy(org.createdAt) : null;
+}
+
+/** One version of a policy, or null. */
+export async function getPolicyVersion(db: D1Database, org: PolicyOwner, name: string, version: number): Promise<Policy | null> {
+  if (name === DEFAULT_POLICY_NAME && version === 1) return builtinDefaultPolicy(org.createdAt);
+  const row = await db
+    .prepare("SELECT name, version, spec, created_by, created_at FROM policies WHERE org_id = ? AND name = ? AND version = ?")
+    .bind(org.id, name, version)
+    .first<PolicyRow>();
+  return row ? toPolicy(row) : null;
+}
+
+/** The latest version of each of the tenant's policies, the built-in default included; newest first. */
+export async function listLatestPolicies(db: D1Database, org: PolicyOwner): Promise<Policy[]> {
+  const { results } = await db
+    .prepare(
+      `SELECT p.name, p.version, p.spec, p.created_by, p.created_at FROM policies p
+       WHERE p.org_id = ?1 AND p.version = (SELECT MAX(version) FROM policies q WHERE q.org_id = ?1 AND q.name = p.name)
+       ORDER BY p.created_at DESC, p.name`,
+    )
+    .bind(org.id)
+    .all<PolicyRow>();
+  const policies = results.map(toPolicy);
+  if (!policies.some((p) => p.name === DEFAULT_POLICY_NAME)) policies.push(builtinDefaultPolicy(org.createdAt));
+  return policies;
+}
+
+export interface PublishInput {
+  name: string;
+  spec: PolicySpec;
+  actor: string;
+  requestId?: string;
+}
+
+/**
+ * Publishes a spec as the policy's next version unless it equals the latest (compared canonically).
+ * The new version and its audit entry are written in one batch. Two publishers racing for the same
+ * version number: the loser re-reads and either finds its spec already published or takes the next.
+ */
+export async function publishPolicy(db: D1Database, org: PolicyOwner, input: PublishInput): Promise<{ created: boolean; policy: Policy }> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const latest = await getLatestPolicy(db, org, input.name);
+    if (latest && samePolicySpec(latest.spec, input.spec)) return { created: false, policy: latest };
+    const policy: Policy = {
+      name: input.name,
+      version: (latest?.version ?? 0) + 1,
+      spec: input.spec,
+      createdAt: new Date().toISOString(),
+      createdBy: input.actor,
+      builtin: false,
+    };
+    try {
+      await db.batch([
+        db
+          .prepare("INSERT INTO policies (org_id, name, version, spec, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+          .bind(org.id, policy.name, policy.version, canonicalJson(policy.spec), policy.createdBy, policy.createdAt),
+        auditStatement(db, {
+          orgId: org.id,
+          actor: input.actor,
+          action: "policy.update",
+          target: `policy:${policy.name}`,
+          detail: { version: policy.version, previous_version: latest?.version ?? null },
+          requestId: input.requestId,
+        }),
+      ]);
+      return { created: true, policy };
+    } catch (err) {
+      if (!/UNIQUE|PRIMARY KEY|constraint/i.test(String(err))) throw err;
+    }
+  }
+  throw new Error(`policy ${input.name}: could not publish after repeated concurrent updates`);
+}
