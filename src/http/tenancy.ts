@@ -5,6 +5,7 @@ import { regionStore } from "../storage/regions";
 import type { AppEnv, Org } from "./context";
 import { ProblemError } from "./problem";
 import { hostOfRegion, regionOfHost } from "./region";
+import { applyPinnedVersion } from "./versioning";
 import type { RouteRules } from "./route";
 
 /** Seconds a client should wait before retrying while its organisation moves region. */
@@ -65,6 +66,8 @@ export function resolveTenant(_rules: Required<RouteRules>): MiddlewareHandler<A
 
     const store = regionStore(c.env, org.region);
     c.set("tenant", { org, store, actingAs });
+    // Handlers see the organisation's pinned version from here on (unless the header overrode it).
+    applyPinnedVersion(c);
     if (actingAs) {
       await recordAudit(store.db, {
         orgId: org.id,

@@ -74,6 +74,8 @@ describe("organisations", () => {
       [{ name: "x", region: "us", parent_id: "org_01JD0000000000000000000000" }, "body.parent_id"],
       [{ name: "x", region: "us", billing: "parent" }, "body.billing"],
       [{ name: "x", region: "us", allow_hosts: ["https://x/"] }, "body.allow_hosts.0"],
+      [{ name: "x", region: "us", pinned_version: "2019-01-01" }, "body.pinned_version"],
+      [{ name: "x", region: "us", pinned_version: "tomorrow" }, "body.pinned_version"],
     ];
     for (const [json, field] of cases) {
       const res = await op("/platform/orgs", { method: "POST", json });

@@ -4,6 +4,7 @@ import type { Org, RegionName } from "../../http/context";
 import { ProblemError, invalidField, notFound } from "../../http/problem";
 import { problems } from "../../http/route";
 import { LATEST_VERSION } from "../../http/versioning";
+import { versionProblem } from "../../versions/registry";
 import { recordAudit } from "../../storage/audit";
 import { directory } from "../../storage/directory";
 import { copyOrgData, deleteOrgData } from "../../storage/move";
@@ -126,6 +127,8 @@ export function registerOrgRoutes(app: App): void {
     const parentId = body.parent_id ?? null;
     if (parentId !== null && !(await dir.getOrg(parentId))) throw invalidField("body.parent_id", "no such organisation");
     if (body.billing === "parent" && parentId === null) throw invalidField("body.billing", "'parent' needs a parent_id");
+    const versionIssue = body.pinned_version ? versionProblem(body.pinned_version) : null;
+    if (versionIssue) throw invalidField("body.pinned_version", versionIssue);
     const org = await dir.createOrg({
       name: body.name,
       region: body.region,
