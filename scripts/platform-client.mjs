@@ -19,7 +19,12 @@ export function platformClient(base, token = operatorToken()) {
       body: json !== undefined ? JSON.stringify(json) : undefined,
     });
     const text = await res.text();
-    const body = text ? JSON.parse(text) : null;
+    let body = null;
+    try {
+      body = text ? JSON.parse(text) : null;
+    } catch {
+      // Not JSON (e.g. the runtime's own error page while it reloads): report the text as it is.
+    }
     if (!res.ok) {
       const err = new Error(`${method} ${path} -> ${res.status} ${body?.code ?? ""}: ${body?.detail ?? text}`);
       err.status = res.status;
