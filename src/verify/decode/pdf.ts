@@ -5,15 +5,14 @@ import { checkJpegPixels, jpegDimensions } from "./jpeg";
 import { checkDimensions, checkPageIndex } from "./limits";
 import { photonDecodeGrey } from "./photon";
 import { RowDecoder, expectedBytes, type SampleLayout } from "./rows";
-import { decodeTiffPage } from "./tiff";
-import { ccittAsTiff } from "./tiff-wrap";
+import { decodeG4 } from "./g4";
 
 /**
  * Image-based PDF pages: the page's largest image XObject (directly or inside a form XObject) is its
  * raster. Scanners write one image per page; vector-only pages have nothing to verify and are refused with
  * no_raster_content. Image streams are decoded here, bounded by the Width and Height their dictionaries
  * declare: /DCTDecode as a JPEG file, /FlateDecode with its predictor, bit depth and colour space, and
- * /CCITTFaxDecode (Group 4) by wrapping the stream in a one-page TIFF.
+ * /CCITTFaxDecode (Group 4) with the same decoder as TIFF Group 4.
  */
 export class PdfReader {
   readonly pageCount: number;
@@ -202,11 +201,9 @@ async function decodeImageStream(doc: PDFDocument, s: PDFRawStream, limits: Deco
   if (last === "CCITTFaxDecode" || last === "CCF") {
     const k = parm ? num(doc, parm, "K") ?? 0 : 0;
     if (k >= 0) throw new VerifyError("unsupported_format", "only Group 4 (K < 0) CCITT images are supported in PDFs", page);
-    const blackIs1 = parm ? lookup(doc, parm.get(PDFName.of("BlackIs1"))) === PDFBool.True : false;
-    const tiff = ccittAsTiff(data, width, height);
-    const r = await decodeTiffPage(tiff, 0, limits);
-    if (blackIs1 !== invert) for (let q = 0; q < r.data.length; q++) r.data[q] = 255 - r.data[q];
-    return r;
+    const flag = (key: string) => (parm ? lookup(doc, parm.get(PDFName.of(key))) === PDFBool.True : false);
+    // Runs coded white come out as 1 (white) unless BlackIs1; a /Decode [1 0] swaps them back.
+    return wrapG4(() => decodeG4(data, { width, height, byteAlign: flag("EncodedByteAlign"), invert: flag("BlackIs1") !== invert }), page);
   }
   if (last === "FlateDecode" || last === "Fl" || last === "") {
     const bpc = isMask ? 1 : num(doc, d, "BitsPerComponent") ?? 8;
@@ -234,6 +231,15 @@ async function decodeImageStream(doc: PDFDocument, s: PDFRawStream, limits: Deco
   if (last === "JPXDecode") throw new VerifyError("unsupported_format", "JPEG 2000 images in PDFs are not supported", page);
   if (last === "JBIG2Decode") throw new VerifyError("unsupported_format", "JBIG2 images in PDFs are not supported", page);
   throw new VerifyError("unsupported_format", `PDF images with the ${last} filter are not supported`, page);
+}
+
+function wrapG4(fn: () => Raster, page: number): Raster {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof VerifyError) throw new VerifyError(err.code, err.message, page);
+    throw err;
+  }
 }
 
 function joinChunks(parts: Uint8Array[], n: number): Uint8Array {

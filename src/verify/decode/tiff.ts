@@ -1,6 +1,7 @@
 import UTIF from "utif2";
 import { VerifyError, type DecodeLimits, type Raster } from "../types";
 import { rgbaToGrey } from "./grey";
+import { decodeG4 } from "./g4";
 import { inflateBounded } from "./inflate";
 import { checkDimensions, checkPageIndex, wrapDecoder } from "./limits";
 import { RowDecoder, type SampleLayout } from "./rows";
@@ -111,6 +112,7 @@ export async function decodeTiffPage(bytes: Uint8Array, pageIndex: number, limit
     throw new VerifyError("too_many_pixels", `TIFF page ${pageIndex + 1} would take ${raw} bytes to decompress; at most ${TIFF_RAW_BUDGET_BYTES} are allowed`, pageIndex);
   }
   if (!(tags.t273 || tags.t324)) throw new VerifyError("corrupt_file", `TIFF page ${pageIndex + 1} has no image data`, pageIndex);
+  if (compression === 4) return decodeG4Strips(bytes, tags, width, height, photometric, pageIndex);
   if (compression === 8 || compression === 32946) await checkDeflateStrips(bytes, tags, raw, pageIndex);
 
   const ifd = { ...tags } as unknown as UTIF.IFD;
@@ -122,6 +124,23 @@ export async function decodeTiffPage(bytes: Uint8Array, pageIndex: number, limit
   const decodedPhotometric = first(tags, "t262", photometric);
   const decodedSpp = compression === 7 && decodedPhotometric === 2 ? 3 : spp;
   return toGrey(ifd, data, { width, height, spp: decodedSpp, bps, photometric: decodedPhotometric, tags }, pageIndex);
+}
+
+/** Group 4 pages: each strip is coded on its own (the reference line starts white in every strip). */
+function decodeG4Strips(bytes: Uint8Array, tags: Tags, width: number, height: number, photometric: number, page: number): Raster {
+  const offs = (tags.t273 ?? tags.t324) as number[];
+  const lens = (tags.t279 ?? tags.t325) as number[] | undefined;
+  if (!lens || lens.length !== offs.length) throw new VerifyError("corrupt_file", "the TIFF strip table is inconsistent", page);
+  const rowsPerStrip = Math.min(height, first(tags, "t278", height)) || height;
+  const out: Raster = { width, height, data: new Uint8Array(width * height) };
+  const lsbFirst = first(tags, "t266", 1) === 2;
+  for (let i = 0, y = 0; i < offs.length && y < height; i++, y += rowsPerStrip) {
+    if (offs[i] + lens[i] > bytes.length) throw new VerifyError("corrupt_file", "a TIFF strip lies past the end of the file", page);
+    const rows = Math.min(rowsPerStrip, height - y);
+    const strip = decodeG4(bytes.subarray(offs[i], offs[i] + lens[i]), { width, height: rows, lsbFirst, invert: photometric === 1 });
+    out.data.set(strip.data, y * width);
+  }
+  return out;
 }
 
 /** utif2 inflates Deflate strips without any bound; measure each strip against its share first. */
