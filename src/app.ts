@@ -3,6 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "./http/context";
 import { ProblemError, isProblemError, invalidField, renderProblem } from "./http/problem";
 import { bodyLimits } from "./http/body";
+import { registerOpenApi } from "./http/openapi";
 import { requestId } from "./http/request-id";
 import { versioning } from "./http/versioning";
 import { registerHealthRoutes } from "./routes/health";
@@ -39,16 +40,7 @@ export function createApp(): App {
   registerPlatformRoutes(app);
   registerPolicyRoutes(app);
 
-  app.doc31("/openapi.json", (c) => ({
-    openapi: "3.1.0",
-    info: {
-      title: "Countersign API",
-      version: c.get("version"),
-      description:
-        "Handwritten-signature verification. Members marked as designed here fill in what the interface specification leaves unshown.",
-    },
-    servers: [{ url: new URL(c.req.url).origin }],
-  }));
+  registerOpenApi(app);
 
   app.notFound((c) => renderProblem(new ProblemError("not_found", `No route ${c.req.method} ${new URL(c.req.url).pathname}.`), c.env.DOCS_URL, c.get("requestId")));
 

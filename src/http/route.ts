@@ -45,6 +45,9 @@ export function defineRoute<R extends RouteConfig>(rules: RouteRules, config: R)
     middleware: [...body.before, ...pipelineFor(resolved), ...body.after] as never,
     "x-permission": resolved.permission,
     "x-credentials": resolved.credentials,
+    "x-rate-limit": resolved.rate,
+    "x-idempotency": resolved.idempotency,
+    "x-billing": resolved.billing,
   } as R);
   return Object.assign(route, { rules: resolved });
 }

@@ -89,7 +89,7 @@ const put = defineRoute(
         content: { "application/json": { schema: PolicyDoc } },
       },
       200: { description: "The body equals the latest version, which is returned", content: { "application/json": { schema: PolicyDoc } } },
-      ...problems(...AUTH_PROBLEMS, 413, 415),
+      ...problems(...AUTH_PROBLEMS, 404, 413, 415),
     },
   },
 );

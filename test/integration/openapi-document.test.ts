@@ -1,0 +1,91 @@
+import { exports } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../src/app";
+
+type Op = {
+  tags?: string[];
+  parameters?: { $ref?: string; name?: string }[];
+  security?: Record<string, string[]>[];
+  responses: Record<string, { content?: Record<string, unknown>; headers?: Record<string, unknown> }>;
+  "x-permission"?: string;
+  "x-idempotency"?: string;
+  requestBody?: unknown;
+};
+type Doc = {
+  openapi: string;
+  paths: Record<string, Record<string, Op>>;
+  components: { securitySchemes: Record<string, unknown>; parameters: Record<string, unknown>; schemas: Record<string, unknown> };
+  tags: { name: string }[];
+};
+
+let doc: Doc;
+let operations: { method: string; path: string; op: Op }[];
+
+beforeAll(async () => {
+  const res = await exports.default.fetch("https://api.countersign.localhost/openapi.json");
+  expect(res.status).toBe(200);
+  doc = (await res.json()) as Doc;
+  operations = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ method, path, op })));
+});
+
+const refs = (op: Op) => (op.parameters ?? []).map((p) => p.$ref ?? p.name);
+const isProblem = (r: { content?: Record<string, unknown> }) => r.content !== undefined && "application/problem+json" in r.content;
+
+describe("GET /openapi.json", () => {
+  it("is an OpenAPI 3.1 document with security schemes, common parameters and tags", () => {
+    expect(doc.openapi).toBe("3.1.0");
+    expect(Object.keys(doc.components.securitySchemes)).toEqual(expect.arrayContaining(["apiKey", "dashboardJwt", "operator"]));
+    expect(Object.keys(doc.components.parameters)).toEqual(expect.arrayContaining(["ServiceVersion", "XRequestId", "ServiceOrg", "IdempotencyKey"]));
+    const declared = new Set(doc.tags.map((t) => t.name));
+    for (const { op, method, path } of operations) {
+      expect(op.tags?.length, `${method} ${path} has a tag`).toBeGreaterThan(0);
+      for (const tag of op.tags ?? []) expect(declared.has(tag), `tag ${tag}`).toBe(true);
+    }
+  });
+
+  it("lists every route the app serves", () => {
+    const app = createApp();
+    const served = app.routes
+      .filter((r) => r.method !== "ALL" && r.path !== "/openapi.json")
+      .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:([^/]+)/g, "{$1}")}`);
+    const documented = new Set(operations.map((o) => `${o.method} ${o.path}`));
+    expect(served.length).toBeGreaterThan(5);
+    for (const route of new Set(served)) expect(documented.has(route), route).toBe(true);
+  });
+
+  it("gives every route its permission, its security, the common headers and its problem responses", () => {
+    for (const { method, path, op } of operations) {
+      const name = `${method} ${path}`;
+      expect(op["x-permission"], name).toBeDefined();
+      expect(refs(op), name).toEqual(expect.arrayContaining(["#/components/parameters/XRequestId", "#/components/parameters/ServiceVersion"]));
+      const problems = Object.entries(op.responses).filter(([, r]) => isProblem(r)).map(([s]) => s);
+      expect(problems, name).toContain("500");
+      for (const response of Object.values(op.responses)) {
+        expect(Object.keys(response.headers ?? {}), name).toEqual(expect.arrayContaining(["X-Request-Id", "Service-Version", "Service-Latest-Version"]));
+      }
+      const permission = op["x-permission"]!;
+      if (permission === "none") continue;
+      expect(op.security?.length, name).toBeGreaterThan(0);
+      expect(problems, name).toContain("401");
+      if (permission === "operator") continue;
+      expect(refs(op), name).toContain("#/components/parameters/ServiceOrg");
+      expect(problems, name).toEqual(expect.arrayContaining(["400", "403", "421", "429"]));
+      if (op["x-idempotency"] === "required") {
+        expect(refs(op), name).toContain("#/components/parameters/IdempotencyKey");
+        expect(problems, name).toContain("409");
+      }
+      if (op.requestBody) expect(problems, name).toEqual(expect.arrayContaining(["413", "415"]));
+    }
+  });
+
+  it("documents the policy routes with their permissions and the designed PolicySpec", () => {
+    expect(doc.paths["/sig/policies"].get["x-permission"]).toBe("org:read");
+    expect(doc.paths["/sig/policies/{name}"].get["x-permission"]).toBe("org:read");
+    const put = doc.paths["/sig/policies/{name}"].put;
+    expect(put["x-permission"]).toBe("sig:settings:manage");
+    expect(Object.keys(put.responses)).toEqual(expect.arrayContaining(["200", "201", "400", "401", "403", "404", "413", "415", "429"]));
+    expect(doc.components.schemas).toHaveProperty("PolicySpec");
+    expect(doc.components.schemas).toHaveProperty("Policy");
+    expect(doc.paths["/health"].get["x-permission"]).toBe("none");
+  });
+});
