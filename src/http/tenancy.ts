@@ -22,6 +22,11 @@ export function resolveTenant(_rules: Required<RouteRules>): MiddlewareHandler<A
     const caller = c.get("caller");
     const dir = directory(c.env.DIRECTORY);
     const requested = c.req.header("Service-Org")?.trim();
+    if (requested?.includes(",")) {
+      throw new ProblemError("invalid_request", "Service-Org: names one organisation per request.", {
+        extensions: { errors: [{ field: "Service-Org", message: "names one organisation per request" }] },
+      });
+    }
     const actingAs = requested !== undefined && requested !== "" && requested !== caller.orgId;
 
     let chain: Org[];

@@ -29,7 +29,11 @@ export async function copyOrgData(orgId: string, from: RegionStore, to: RegionSt
   for await (const key of listKeys(from.files, orgFilePrefix(orgId))) {
     const obj = await from.files.get(key);
     if (!obj) continue;
-    await to.files.put(key, obj.body, { httpMetadata: obj.httpMetadata, customMetadata: obj.customMetadata });
+    // R2 needs a body of known length: stream it through rather than buffering documents of up to 50 MB.
+    await to.files.put(key, obj.body.pipeThrough(new FixedLengthStream(obj.size)), {
+      httpMetadata: obj.httpMetadata,
+      customMetadata: obj.customMetadata,
+    });
     files++;
   }
   return { rows, files };

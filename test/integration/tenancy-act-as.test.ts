@@ -60,6 +60,12 @@ describe("acting in a descendant organisation (Service-Org)", () => {
     expect(rows!.n).toBe(0);
   });
 
+  it("400 for more than one organisation in Service-Org", async () => {
+    const res = await me(root.apiKey, `${child.orgId}, ${grandchild.orgId}`);
+    expect(res.status).toBe(400);
+    expect((await problem(res)).code).toBe("invalid_request");
+  });
+
   it("403 without org:children:access, naming the permission", async () => {
     const res = await me(grandchild.apiKey, child.orgId);
     expect(res.status).toBe(403);
