@@ -2,6 +2,14 @@ import type { RegionStore } from "../http/context";
 import { REGIONAL_TABLES, orgFilePrefix } from "./regions";
 
 const BATCH = 50;
+const PAGE = 500;
+
+/** D1 reads BLOBs back as arrays of bytes; they must be bound as bytes again. */
+function bindable(value: unknown): unknown {
+  if (value === undefined) return null;
+  if (Array.isArray(value)) return new Uint8Array(value as number[]);
+  return value;
+}
 
 function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
@@ -14,15 +22,23 @@ function quoteIdent(name: string): string {
 export async function copyOrgData(orgId: string, from: RegionStore, to: RegionStore): Promise<{ rows: number; files: number }> {
   let rows = 0;
   for (const table of REGIONAL_TABLES) {
-    const { results } = await from.db.prepare(`SELECT * FROM ${quoteIdent(table)} WHERE org_id = ?`).bind(orgId).all<Record<string, unknown>>();
-    const statements = results.map((row) => {
-      const cols = Object.keys(row);
-      return to.db
-        .prepare(`INSERT OR REPLACE INTO ${quoteIdent(table)} (${cols.map(quoteIdent).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`)
-        .bind(...cols.map((c) => row[c] ?? null));
-    });
-    for (let i = 0; i < statements.length; i += BATCH) await to.db.batch(statements.slice(i, i + BATCH));
-    rows += results.length;
+    // Paged, so a large organisation never has to fit in memory at once. The organisation answers
+    // 503 org_moving throughout, so its rows do not change between pages and OFFSET paging is stable.
+    for (let offset = 0; ; offset += PAGE) {
+      const { results } = await from.db
+        .prepare(`SELECT * FROM ${quoteIdent(table)} WHERE org_id = ? LIMIT ${PAGE} OFFSET ${offset}`)
+        .bind(orgId)
+        .all<Record<string, unknown>>();
+      const statements = results.map((row) => {
+        const cols = Object.keys(row);
+        return to.db
+          .prepare(`INSERT OR REPLACE INTO ${quoteIdent(table)} (${cols.map(quoteIdent).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`)
+          .bind(...cols.map((c) => bindable(row[c])));
+      });
+      for (let i = 0; i < statements.length; i += BATCH) await to.db.batch(statements.slice(i, i + BATCH));
+      rows += results.length;
+      if (results.length < PAGE) break;
+    }
   }
 
   let files = 0;
@@ -41,7 +57,9 @@ export async function copyOrgData(orgId: string, from: RegionStore, to: RegionSt
 
 /** Removes what copyOrgData copied, once the directory points at the new region. */
 export async function deleteOrgData(orgId: string, from: RegionStore): Promise<void> {
-  await from.db.batch(REGIONAL_TABLES.map((t) => from.db.prepare(`DELETE FROM ${quoteIdent(t)} WHERE org_id = ?`).bind(orgId)));
+  // Children before parents (the registry lists parents first), should foreign keys ever be added.
+  const tables = [...REGIONAL_TABLES].reverse();
+  await from.db.batch(tables.map((t) => from.db.prepare(`DELETE FROM ${quoteIdent(t)} WHERE org_id = ?`).bind(orgId)));
   // List everything first: deleting while paging a listing can skip objects.
   const keys: string[] = [];
   for await (const key of listKeys(from.files, orgFilePrefix(orgId))) keys.push(key);
