@@ -51,6 +51,13 @@ type IdemRow = {
   updated_at: number;
 };
 
+/** A gate's durable state, as carried by a region move. */
+export interface GateState {
+  usage: { month: string; items: number }[];
+  items: { item_id: string; month: string; counted_at: number }[];
+  records: (Omit<IdemRow, "lease"> & { route: string; lease: string | null })[];
+}
+
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS buckets (
      name TEXT PRIMARY KEY,
@@ -208,6 +215,48 @@ export class TenantGate extends DurableObject<Env> {
   /** Items counted in a UTC month (`YYYY-MM`, default the current one). */
   monthTotal(month?: string): number {
     return this.#monthTotal(month ?? utcMonth(Date.now()));
+  }
+
+  // ---- region moves -------------------------------------------------------------------------
+
+  /** What a move carries to the gate in the new region: usage and settled idempotency records. */
+  exportState(): GateState {
+    const now = Date.now();
+    return {
+      usage: this.#sql.exec<{ month: string; items: number }>("SELECT month, items FROM monthly_usage").toArray(),
+      items: this.#sql.exec<{ item_id: string; month: string; counted_at: number }>("SELECT item_id, month, counted_at FROM counted_items").toArray(),
+      records: this.#sql
+        .exec<IdemRow & { route: string }>("SELECT * FROM idempotency WHERE state != 'in_progress' AND created_at > ?", now - IDEMPOTENCY_TTL_MS)
+        .toArray()
+        .map((r) => ({ ...r, body: r.body ? new Uint8Array(r.body).slice().buffer : null })),
+    };
+  }
+
+  /** Merges an exported state; importing the same state twice changes nothing. */
+  importState(state: GateState): void {
+    for (const item of state.items) {
+      if (this.#sql.exec("SELECT 1 FROM counted_items WHERE item_id = ?", item.item_id).toArray().length > 0) continue;
+      this.#sql.exec("INSERT INTO counted_items (item_id, month, counted_at) VALUES (?, ?, ?)", item.item_id, item.month, item.counted_at);
+      this.#sql.exec(
+        "INSERT INTO monthly_usage (month, items) VALUES (?, 1) ON CONFLICT (month) DO UPDATE SET items = items + 1",
+        item.month,
+      );
+    }
+    for (const u of state.usage) {
+      this.#sql.exec(
+        "INSERT INTO monthly_usage (month, items) VALUES (?, ?) ON CONFLICT (month) DO UPDATE SET items = MAX(items, excluded.items)",
+        u.month, u.items,
+      );
+    }
+    for (const r of state.records) {
+      this.#sql.exec(
+        `INSERT OR IGNORE INTO idempotency (key, fingerprint, route, state, lease, status, headers, body, job_id, created_at, updated_at)
+         VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)`,
+        r.key, r.fingerprint, r.route, r.state, r.status, r.headers, r.body, r.job_id, r.created_at, r.updated_at,
+      );
+    }
+    const oldest = Math.min(...state.records.map((r) => r.created_at + IDEMPOTENCY_TTL_MS), ...state.items.map((i) => i.counted_at + COUNTED_ITEM_TTL_MS));
+    if (Number.isFinite(oldest)) this.#scheduleSweep(Math.max(oldest, Date.now() + 1000));
   }
 
   // ---- expiry -------------------------------------------------------------------------------
