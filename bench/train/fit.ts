@@ -107,8 +107,7 @@ export function fitParams(core: Core, writers: Writer[], opt: FitOptions): Scori
     }
   }
   if (opt.classifier !== "zmean") {
-    const { w, b } = logistic(X, y, wt, opt.lambda ?? 1e-2);
-    params.classifier = { weights: w, bias: b };
+    params.classifier = monotoneLogistic(X, y, wt, opt.lambda ?? 1e-2);
   }
   // 4. Calibration: a logistic map of the logit (Platt), on the same balanced weights.
   const logits = X.map((x) => params.classifier.bias + x.reduce((s, v, i) => s + v * params.classifier.weights[i], 0));
@@ -122,6 +121,26 @@ export function fitParams(core: Core, writers: Writer[], opt: FitOptions): Scori
     params.calibration.b = Math.log(opt.anchor.score / (1 - opt.anchor.score)) - cut;
   }
   return params;
+}
+
+/**
+ * Logistic regression whose weights are all <= 0: a larger distance in any group may never raise the
+ * score. Without it, a group where forgers happen to be closer than genuine writers (in the training
+ * data) would pull far-off impostors, such as random forgeries, towards acceptance.
+ */
+export function monotoneLogistic(X: number[][], y: number[], wt: number[], lambda: number): { weights: number[]; bias: number } {
+  const d = X[0]?.length ?? 0;
+  let free = Array.from({ length: d }, (_, j) => j);
+  for (;;) {
+    const fit = logistic(X.map((x) => free.map((j) => x[j])), y, wt, lambda);
+    const weights = new Array(d).fill(0);
+    free.forEach((j, i) => (weights[j] = fit.w[i]));
+    const positive = free.filter((j) => weights[j] > 0);
+    if (positive.length === 0) return { weights, bias: fit.b };
+    // Drop the most positive weight and refit.
+    const worst = positive.reduce((a, b) => (weights[a] > weights[b] ? a : b));
+    free = free.filter((j) => j !== worst);
+  }
 }
 
 /** Weighted, L2-penalised logistic regression by Newton's method. */

@@ -9,6 +9,9 @@ const MAX_SIDE: i32 = 1400;
 const MIN_SIDE: i32 = 12;
 /** Share of the ink mass trimmed at each side when finding the ink box (specks, scanner dust). */
 const TRIM: f32 = 0.002;
+/** Contrast (0 = paper, 1 = this image's ink) below which a pixel is paper, and above which it is full ink. */
+const INK_LOW: f32 = 0.3;
+const INK_HIGH: f32 = 0.8;
 
 // Results of the last preprocess, read by the host through core getters.
 export let inkX0: i32 = 0;
@@ -57,8 +60,7 @@ function percentile(hist: usize, upTo: i32, count: i32, q: f32): i32 {
 }
 
 /**
- * Ink weights from grey levels: 1 for the darkest tenth of this image's ink and above, falling to 0 at the
- * threshold. Writes a 256-entry f32 lookup table and returns it.
+ * Ink weights from grey levels, relative to this image's paper level and the level of its darkest ink. Writes a 256-entry f32 lookup table and returns it.
  */
 function inkTable(src: usize, w: i32, h: i32): usize {
   const hist = arenaCalloc(256 * 4);
@@ -76,10 +78,14 @@ function inkTable(src: usize, w: i32, h: i32): usize {
   let inkCount = 0;
   for (let i = 0; i < t; i++) inkCount += load<i32>(hist + (<usize>i << 2));
   const dark = inkCount > 0 ? percentile(hist, t, inkCount, 0.1) : 0;
-  const span: f32 = <f32>max(1, t - dark);
+  // Contrast against this image's own paper and ink levels; the Otsu threshold only finds the ink level,
+  // so how much paper surrounds the signature does not change the stroke profile.
+  const span: f32 = <f32>max(1, paper - dark);
   const lut = arenaAlloc(256 * 4);
   for (let g = 0; g < 256; g++) {
-    let v: f32 = g < t ? (<f32>(t - g)) / span : 0;
+    const c: f32 = (<f32>(paper - g)) / span;
+    let v: f32 = (c - INK_LOW) / (INK_HIGH - INK_LOW);
+    if (v < 0) v = 0;
     if (v > 1) v = 1;
     store<f32>(lut + (<usize>g << 2), v);
   }

@@ -1,0 +1,99 @@
+// Reference models and scores: same writer above other writers, outliers flagged, a calibrated score.
+import { describe, expect, it } from "vitest";
+import { getCore } from "../../src/verify/core-module";
+import { DEFAULT_PARAMS, calibrate } from "../../src/verify/calibration";
+import { compareToModel, comparisonVector, logitOf } from "../../src/verify/compare";
+import { extractFeatures } from "../../src/verify/features";
+import { buildReferenceModel } from "../../src/verify/model";
+import { makeWriter, renderSignature } from "../fixtures/generator";
+
+const core = getCore();
+
+function refsOf(seed: number, variants: number[]) {
+  const w = makeWriter(seed);
+  return variants.map((v) => {
+    const raster = renderSignature(w, { variant: v });
+    return { refId: `w${seed}-v${v}`, features: extractFeatures(core, raster), raster };
+  });
+}
+
+describe("reference model and comparison", () => {
+  it("scores a same-writer signing clearly above other writers' signatures", () => {
+    for (const refCount of [1, 3, 5]) {
+      const model = buildReferenceModel(core, refsOf(100, [1, 2, 3, 4, 5].slice(0, refCount)));
+      const genuine = [11, 12, 13, 14].map((v) => compareToModel(core, extractFeatures(core, renderSignature(makeWriter(100), { variant: v })), model).score);
+      const others = [101, 102, 103, 104, 105, 106].map((s) => compareToModel(core, extractFeatures(core, renderSignature(makeWriter(s), { variant: 1 })), model).score);
+      expect(Math.min(...genuine)).toBeGreaterThan(Math.max(...others) + 0.2);
+      expect(Math.max(...others)).toBeLessThan(0.1);
+      // With several references most genuine signings are approved outright.
+      if (refCount >= 3) expect(genuine.filter((s) => s >= 0.7).length).toBeGreaterThanOrEqual(3);
+    }
+  });
+
+  it("flags an outlier reference and leaves it out of matching", () => {
+    const refs = [...refsOf(200, [1, 2, 3, 4, 5]), ...refsOf(201, [1])];
+    const model = buildReferenceModel(core, refs);
+    const flagged = model.refs.filter((r) => r.outlier).map((r) => r.refId);
+    expect(flagged).toEqual(["w201-v1"]);
+    const q = extractFeatures(core, renderSignature(makeWriter(201), { variant: 1 }));
+    expect(compareToModel(core, q, model).bestRefId).not.toBe("w201-v1");
+  });
+
+  it("is JSON-serialisable: a stored model scores exactly as the fresh one", () => {
+    const model = buildReferenceModel(core, refsOf(300, [1, 2, 3]));
+    const stored = JSON.parse(JSON.stringify(model));
+    const q = extractFeatures(core, renderSignature(makeWriter(300), { variant: 9 }));
+    expect(compareToModel(core, q, stored)).toEqual(compareToModel(core, q, model));
+  });
+
+  it("uses synthetic variants to estimate the spread of a single reference", () => {
+    const withRaster = buildReferenceModel(core, refsOf(400, [1]));
+    const without = buildReferenceModel(core, refsOf(400, [1]).map(({ refId, features }) => ({ refId, features })));
+    expect(withRaster.basis.variants).toBeGreaterThan(0);
+    expect(without.basis.variants).toBe(0);
+    expect(withRaster.stats.mean).not.toEqual(without.stats.mean);
+  });
+
+  it("gives a score in [0, 1] that falls as the distance grows", () => {
+    const model = buildReferenceModel(core, refsOf(500, [1, 2, 3]));
+    const q = extractFeatures(core, renderSignature(makeWriter(500), { variant: 7 }));
+    const base = core.groupDistances(
+      new Float32Array(core.featureLength).fill(0).map((_, i) => i % 3 / 3),
+      [new Float32Array(core.featureLength).fill(0).map((_, i) => i % 5 / 5)],
+    );
+    let prev = Infinity;
+    for (const f of [0, 0.25, 0.5, 1, 2, 4, 8, 100]) {
+      const d = base.map((v) => v * f);
+      const s = calibrate(logitOf(comparisonVector(d, 1, core.groupCount, model, DEFAULT_PARAMS).x, DEFAULT_PARAMS), DEFAULT_PARAMS);
+      expect(s).toBeGreaterThanOrEqual(0);
+      expect(s).toBeLessThanOrEqual(1);
+      expect(s).toBeLessThanOrEqual(prev);
+      prev = s;
+    }
+    expect(prev).toBeLessThan(0.05);
+    const r = compareToModel(core, q, model);
+    expect(r.score).toBeGreaterThanOrEqual(0);
+    expect(r.score).toBeLessThanOrEqual(1);
+  });
+
+  it("explains: the best reference and the regions that deviate, inside the crop", () => {
+    const model = buildReferenceModel(core, refsOf(600, [1, 2, 3, 4]));
+    const raster = renderSignature(makeWriter(600), { variant: 2 });
+    // Scribble over the right part: the deviating regions should be found there.
+    for (let y = Math.floor(raster.height * 0.3); y < raster.height * 0.7; y++) {
+      for (let x = Math.floor(raster.width * 0.7); x < raster.width * 0.85; x++) if ((x + y) % 7 < 3) raster.data[y * raster.width + x] = 20;
+    }
+    const r = compareToModel(core, extractFeatures(core, raster), model);
+    expect(model.refs.map((x) => x.refId)).toContain(r.bestRefId);
+    expect(r.regions.length).toBe(3);
+    for (const { box, deviation } of r.regions) {
+      expect(box.x).toBeGreaterThanOrEqual(0);
+      expect(box.y).toBeGreaterThanOrEqual(0);
+      expect(box.x + box.w).toBeLessThanOrEqual(1.0001);
+      expect(box.y + box.h).toBeLessThanOrEqual(1.0001);
+      expect(deviation).toBeGreaterThan(1);
+    }
+    const top = r.regions[0].box;
+    expect(top.x + top.w / 2).toBeGreaterThan(0.6);
+  });
+});
