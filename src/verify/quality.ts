@@ -112,8 +112,9 @@ export function assessQuality(raster: Raster, opts: QualityOptions = {}): Qualit
   // not a poor image.
   const hasContent = edgePixels > 0;
   const sharpnessScore = hasContent ? ramp(blurPx, 3.2, 1.8) : 1;
-  const washed = hasContent && ink > 0.7 && paper > 0.97;
-  const exposureScore = Math.min(ramp(paper, 0.12, 0.35), washed ? ramp(ink, 0.92, 0.7) : 1);
+  // Over-exposure: saturated paper and ink lifted to a pale grey (but some structure, unlike a blank page).
+  const washed = ink > 0.7 && paper > 0.97 && span > 0.06;
+  const exposureScore = Math.min(ramp(paper, 0.12, 0.35), washed ? ramp(ink, 0.85, 0.65) : 1);
   const contrastScore = hasContent ? ramp(span, 0.08, 0.22) : 1;
   const resolutionScore = dpi === null ? 1 : ramp(dpi, 60, 140);
   const score = clamp01(Math.min(sharpnessScore, exposureScore, contrastScore) * (0.6 + 0.4 * resolutionScore));
