@@ -8,6 +8,8 @@ import { ProblemError } from "./problem";
 import type { RouteRules } from "./route";
 
 const KNOWN = new Set<string>(PERMISSIONS);
+/** Compared against when the key id is unknown; no secret hashes to 64 zeros. */
+const UNKNOWN_KEY_HASH = "0".repeat(64);
 
 function unauthorized(detail: string): ProblemError {
   return new ProblemError("unauthorized", detail, { headers: { "WWW-Authenticate": 'Bearer realm="countersign"' } });
@@ -66,8 +68,10 @@ async function authenticateApiKey(env: Env, token: string): Promise<Caller> {
   // A key of another environment (svc_live_ sent to a test service) is simply not one of ours.
   if (parsed.env !== env.API_KEY_ENV) throw unauthorized("The API key is not valid.");
   const key = await directory(env.DIRECTORY).getApiKey(parsed.keyId);
-  // Unknown id and wrong secret read the same, so the answer does not reveal which key ids exist.
-  if (!key || !(await secretMatches(parsed.secret, key.secretHash))) throw unauthorized("The API key is not valid.");
+  // Unknown id and wrong secret read the same, and both hash the secret, so neither the answer nor its
+  // timing reveals which key ids exist.
+  const matches = await secretMatches(parsed.secret, key?.secretHash ?? UNKNOWN_KEY_HASH);
+  if (!key || !matches) throw unauthorized("The API key is not valid.");
   if (key.revokedAt) throw unauthorized("The API key has been revoked.");
   if (key.expiresAt && Date.parse(key.expiresAt) <= Date.now()) throw unauthorized("The API key has expired.");
   return {
