@@ -1,0 +1,276 @@
+/**
+ * Pixel operations for locating signatures: shrinking, background flattening, binarisation and ruling-line
+ * removal. All work on flat typed arrays in one or two passes per step, so a 1 MP working copy costs a few
+ * milliseconds per step.
+ */
+import type { Box, Raster } from "./types";
+
+/** Average `factor` x `factor` blocks of a region of the raster (integer factor, so one read per source pixel). */
+export function shrink(src: Raster, factor: number, region?: Box): Raster {
+  const rx = region?.x ?? 0, ry = region?.y ?? 0;
+  const rw = region?.w ?? src.width, rh = region?.h ?? src.height;
+  const w = Math.max(1, Math.floor(rw / factor)), h = Math.max(1, Math.floor(rh / factor));
+  const out = new Uint8Array(w * h);
+  if (factor === 1) {
+    for (let y = 0; y < h; y++) out.set(src.data.subarray((ry + y) * src.width + rx, (ry + y) * src.width + rx + w), y * w);
+    return { width: w, height: h, data: out };
+  }
+  const acc = new Uint32Array(w);
+  const area = factor * factor, half = area >> 1;
+  for (let y = 0; y < h; y++) {
+    acc.fill(0);
+    for (let dy = 0; dy < factor; dy++) {
+      let i = (ry + y * factor + dy) * src.width + rx;
+      for (let x = 0; x < w; x++) {
+        let s = 0;
+        for (let dx = 0; dx < factor; dx++) s += src.data[i++];
+        acc[x] += s;
+      }
+    }
+    const row = y * w;
+    for (let x = 0; x < w; x++) out[row + x] = (acc[x] + half) / area;
+  }
+  return { width: w, height: h, data: out };
+}
+
+/**
+ * Running max (or min) over a window of 2r+1 along lines, in constant time per pixel (van Herk /
+ * Gil-Werman). `len` pixels per line, `lines` lines; `step` walks within a line, `stride` between lines.
+ * A min is a max of inverted values, so one loop serves both.
+ */
+function runningExtreme(src: Uint8Array, dst: Uint8Array, len: number, lines: number, step: number, stride: number, r: number, max: boolean): void {
+  const k = 2 * r + 1;
+  const n = len + 2 * r;
+  const flip = max ? 0 : 255;
+  const p = new Uint8Array(n), g = new Uint8Array(n), hh = new Uint8Array(n);
+  for (let l = 0; l < lines; l++) {
+    const base = l * stride;
+    // Padding reads as "no ink" for a min and "no paper" for a max: 0 after flipping either way.
+    for (let i = 0, at = base; i < len; i++, at += step) p[r + i] = src[at] ^ flip;
+    for (let j = 0, phase = 0; j < n; j++) {
+      const v = p[j];
+      if (phase === 0) g[j] = v;
+      else {
+        const q = g[j - 1];
+        g[j] = v > q ? v : q;
+      }
+      if (++phase === k) phase = 0;
+    }
+    const lastBlockEnd = n - 1;
+    for (let j = n - 1; j >= 0; j--) {
+      const v = p[j];
+      if (j % k === k - 1 || j === lastBlockEnd) hh[j] = v;
+      else {
+        const q = hh[j + 1];
+        hh[j] = v > q ? v : q;
+      }
+    }
+    for (let i = 0, at = base; i < len; i++, at += step) {
+      const a = hh[i], b = g[i + k - 1];
+      dst[at] = (a > b ? a : b) ^ flip;
+    }
+  }
+}
+
+/** Grey closing (max filter, then min filter) with a square window: erases dark marks thinner than 2r+1. */
+export function closeGrey(img: Raster, r: number): Raster {
+  const { width: w, height: h } = img;
+  const a = new Uint8Array(w * h), b = new Uint8Array(w * h);
+  runningExtreme(img.data, a, w, h, 1, w, r, true);
+  runningExtreme(a, b, h, w, w, 1, r, true);
+  runningExtreme(b, a, w, h, 1, w, r, false);
+  runningExtreme(a, b, h, w, w, 1, r, false);
+  return { width: w, height: h, data: b };
+}
+
+/**
+ * Divide out the paper: estimate the background (a closing on a half-size copy, so ink strokes and print
+ * vanish but shadows, gradients and a dark table around the page remain), then rescale every pixel so
+ * that paper reads 255. Uneven light in a phone photo becomes a flat page.
+ */
+export function flattenBackground(img: Raster, strokeRadius: number): Raster {
+  const { width: w, height: h } = img;
+  const half = shrink(img, 2);
+  const bg = closeGrey(half, Math.max(2, Math.round(strokeRadius / 2)));
+  const out = new Uint8Array(w * h);
+  const bw = bg.width, bh = bg.height;
+  for (let y = 0; y < h; y++) {
+    const by = Math.min(bh - 1, y >> 1);
+    for (let x = 0; x < w; x++) {
+      const bx = Math.min(bw - 1, x >> 1);
+      const b = bg.data[by * bw + bx];
+      const v = img.data[y * w + x];
+      out[y * w + x] = b <= v ? 255 : Math.floor((v * 255) / (b || 1));
+    }
+  }
+  return { width: w, height: h, data: out };
+}
+
+/** Otsu's threshold over a grey histogram. */
+export function otsu(data: Uint8Array): number {
+  const hist = new Float64Array(256);
+  for (let i = 0; i < data.length; i++) hist[data[i]]++;
+  let total = 0, sum = 0;
+  for (let t = 0; t < 256; t++) {
+    total += hist[t];
+    sum += t * hist[t];
+  }
+  let wB = 0, sumB = 0, best = 0, thr = 128;
+  for (let t = 0; t < 256; t++) {
+    wB += hist[t];
+    if (wB === 0) continue;
+    const wF = total - wB;
+    if (wF === 0) break;
+    sumB += t * hist[t];
+    const mB = sumB / wB, mF = (sum - sumB) / wF;
+    const between = wB * wF * (mB - mF) * (mB - mF);
+    if (between > best) {
+      best = between;
+      thr = t;
+    }
+  }
+  return thr;
+}
+
+/**
+ * Ink mask (1 = ink) of a flattened image. The threshold sits as high as the paper's noise allows (the
+ * median is paper on any document; its spread comes from the median absolute deviation), so faint,
+ * blurred strokes in a photo stay whole; a ceiling keeps antialiased halos from thickening every
+ * stroke. Noisy paper (a phone sensor) is smoothed over 3x3 first: strokes are wider than that, grain
+ * is not.
+ */
+export function binarise(flat: Raster, ceiling = 200): Uint8Array {
+  let d = flat.data;
+  let [median, mad] = medianAndMad(d);
+  if (mad >= 3) {
+    d = boxSmooth3(flat);
+    [median, mad] = medianAndMad(d);
+  }
+  const noiseFloor = median - Math.max(25, 4.5 * 1.4826 * mad);
+  const t = Math.min(ceiling, noiseFloor > 60 ? noiseFloor : Math.max(60, otsu(d)));
+  const out = new Uint8Array(d.length);
+  for (let i = 0; i < out.length; i++) out[i] = d[i] <= t ? 1 : 0;
+  return out;
+}
+
+function medianAndMad(d: Uint8Array): [number, number] {
+  const hist = new Uint32Array(256);
+  for (let i = 0; i < d.length; i++) hist[d[i]]++;
+  const half = d.length / 2;
+  let median = 255;
+  for (let t = 0, acc = 0; t < 256; t++) {
+    if ((acc += hist[t]) >= half) {
+      median = t;
+      break;
+    }
+  }
+  const dev = new Uint32Array(256);
+  for (let t = 0; t < 256; t++) dev[Math.abs(t - median)] += hist[t];
+  let mad = 0;
+  for (let t = 0, acc = 0; t < 256; t++) {
+    if ((acc += dev[t]) >= half) {
+      mad = t;
+      break;
+    }
+  }
+  return [median, mad];
+}
+
+function boxSmooth3(img: Raster): Uint8Array {
+  const { width: w, height: h, data } = img;
+  const rows = new Uint16Array(w * h), out = new Uint8Array(w * h);
+  for (let y = 0; y < h; y++) {
+    const r = y * w;
+    for (let x = 0; x < w; x++) rows[r + x] = data[r + Math.max(0, x - 1)] + data[r + x] + data[r + Math.min(w - 1, x + 1)];
+  }
+  for (let y = 0; y < h; y++) {
+    const up = Math.max(0, y - 1) * w, r = y * w, down = Math.min(h - 1, y + 1) * w;
+    for (let x = 0; x < w; x++) out[r + x] = ((rows[up + x] + rows[r + x] + rows[down + x]) / 9 + 0.5) | 0;
+  }
+  return out;
+}
+
+/**
+ * Remove ruling lines: thin ink in horizontal runs at least `minH` long or vertical runs at least `minV`
+ * long. Runs are measured on the mask thickened by one pixel across the line, so a line tilted by a
+ * degree or two in a photo still reads as one run. Only thin runs count (most of the run no thicker
+ * than `maxThick` across): a pen stroke can be long and straight too, but it is rarely that thin at
+ * once. Like an opening with long line kernels, in one pass per direction. Returns the pixels removed.
+ */
+export function removeRulingLines(mask: Uint8Array, w: number, h: number, minH: number, minV: number, maxThick = 3): number {
+  const kill = new Uint8Array(mask.length);
+  if (minH > 0 && minH <= w) {
+    const across = runLengths(mask, w, h, false);
+    for (let y = 0; y < h; y++) {
+      const up = Math.max(0, y - 1) * w, mid = y * w, down = Math.min(h - 1, y + 1) * w;
+      let start = -1;
+      for (let x = 0; x <= w; x++) {
+        const on = x < w && (mask[up + x] | mask[mid + x] | mask[down + x]) === 1;
+        if (on && start < 0) start = x;
+        else if (!on && start >= 0) {
+          if (x - start >= minH && thin(across, mask, mid + start, x - start, 1, maxThick)) kill.fill(1, mid + start, mid + x);
+          start = -1;
+        }
+      }
+    }
+  }
+  if (minV > 0 && minV <= h) {
+    const across = runLengths(mask, w, h, true);
+    for (let x = 0; x < w; x++) {
+      const l = Math.max(0, x - 1), r = Math.min(w - 1, x + 1);
+      let start = -1;
+      for (let y = 0; y <= h; y++) {
+        const on = y < h && (mask[y * w + l] | mask[y * w + x] | mask[y * w + r]) === 1;
+        if (on && start < 0) start = y;
+        else if (!on && start >= 0) {
+          if (y - start >= minV && thin(across, mask, start * w + x, y - start, w, maxThick)) {
+            for (let yy = start; yy < y; yy++) kill[yy * w + x] = 1;
+          }
+          start = -1;
+        }
+      }
+    }
+  }
+  let removed = 0;
+  for (let i = 0; i < mask.length; i++) {
+    if (kill[i] && mask[i]) {
+      mask[i] = 0;
+      removed++;
+    }
+  }
+  return removed;
+}
+
+/** Most ink pixels along a run are thin across it. */
+function thin(across: Uint16Array, mask: Uint8Array, at: number, len: number, step: number, maxThick: number): boolean {
+  let ink = 0, ok = 0;
+  for (let k = 0; k < len; k++, at += step) {
+    if (!mask[at]) continue;
+    ink++;
+    if (across[at] <= maxThick) ok++;
+  }
+  return ink > 0 && ok >= 0.7 * ink;
+}
+
+/** For every ink pixel, the length of the run of ink through it: vertical runs when `horizontal` is false. */
+function runLengths(mask: Uint8Array, w: number, h: number, horizontal: boolean): Uint16Array {
+  const out = new Uint16Array(mask.length);
+  const lines = horizontal ? h : w, len = horizontal ? w : h;
+  const step = horizontal ? 1 : w, stride = horizontal ? w : 1;
+  for (let l = 0; l < lines; l++) {
+    const base = l * stride;
+    let k = 0;
+    while (k < len) {
+      if (!mask[base + k * step]) {
+        k++;
+        continue;
+      }
+      let e = k;
+      while (e < len && mask[base + e * step]) e++;
+      const n = Math.min(65535, e - k);
+      for (let q = k; q < e; q++) out[base + q * step] = n;
+      k = e;
+    }
+  }
+  return out;
+}
