@@ -9,6 +9,10 @@ import { versioning } from "./http/versioning";
 import { registerHealthRoutes } from "./routes/health";
 import { registerPlatformRoutes } from "./routes/platform";
 import { registerPolicyRoutes } from "./routes/policies";
+import { registerCheckRoutes } from "./routes/checks";
+import { registerUsageRoutes } from "./routes/usage";
+import { registerReferenceRoutes } from "./routes/subjects/references";
+import { registerSubjectRoutes } from "./routes/subjects/subjects";
 
 export type App = OpenAPIHono<AppEnv>;
 
@@ -39,6 +43,10 @@ export function createApp(): App {
   registerHealthRoutes(app);
   registerPlatformRoutes(app);
   registerPolicyRoutes(app);
+  registerCheckRoutes(app);
+  registerUsageRoutes(app);
+  registerSubjectRoutes(app);
+  registerReferenceRoutes(app);
 
   registerOpenApi(app);
 

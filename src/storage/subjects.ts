@@ -55,8 +55,10 @@ export function subjectsRepo(d1: D1Database) {
           ),
         );
       }
-      const anchors = sql<number>`(SELECT COUNT(*) FROM subject_references r WHERE r.org_id = ${subjects.orgId} AND r.subject_reference = ${subjects.subjectReference} AND r.status = 'enrolled' AND r.kind = 'anchor')`;
-      const learned = sql<number>`(SELECT COUNT(*) FROM subject_references r WHERE r.org_id = ${subjects.orgId} AND r.subject_reference = ${subjects.subjectReference} AND r.status = 'enrolled' AND r.kind = 'learned')`;
+      // Written out in full: drizzle renders bare column names inside sql``, which the subquery would
+      // resolve against its own table.
+      const anchors = sql<number>`(SELECT COUNT(*) FROM subject_references r WHERE r.org_id = subjects.org_id AND r.subject_reference = subjects.subject_reference AND r.status = 'enrolled' AND r.kind = 'anchor')`;
+      const learned = sql<number>`(SELECT COUNT(*) FROM subject_references r WHERE r.org_id = subjects.org_id AND r.subject_reference = subjects.subject_reference AND r.status = 'enrolled' AND r.kind = 'learned')`;
       const rows = await db
         .select({ s: subjects, anchors, learned })
         .from(subjects)

@@ -1,0 +1,40 @@
+import type { Env } from "../env";
+import { enrolQueued, failQueued, type EnrolMessage } from "../services/enrolment";
+import { liveEngine } from "../services/engine-live";
+import { directory } from "../storage/directory";
+import { regionStore } from "../storage/regions";
+import { backoffSeconds } from "./retry";
+
+/**
+ * The enrolment queue's consumer: enrols references queued by PUT .../references. Delivery is at least
+ * once; enrolQueued is guarded by the upload id and status, so a redelivered message changes nothing.
+ */
+export async function consumeEnrolments(batch: MessageBatch<EnrolMessage>, env: Env): Promise<void> {
+  const dir = directory(env.DIRECTORY);
+  for (const message of batch.messages) {
+    const msg = message.body;
+    try {
+      // The organisation's home region is read now, not taken from the message: it may have moved.
+      const org = await dir.getOrg(msg.orgId);
+      if (!org) {
+        message.ack();
+        continue;
+      }
+      if (org.movingTo) {
+        message.retry({ delaySeconds: 30 });
+        continue;
+      }
+      await enrolQueued({ store: regionStore(env, org.region), engine: liveEngine() }, msg);
+      message.ack();
+    } catch (err) {
+      console.error("enrolment failed; retrying", msg, err);
+      message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+    }
+  }
+}
+
+/** A queued enrolment that exhausted its retries becomes a visible rejection. */
+export async function deadLetteredEnrolment(env: Env, msg: EnrolMessage): Promise<void> {
+  const org = await directory(env.DIRECTORY).getOrg(msg.orgId);
+  if (org) await failQueued(regionStore(env, org.region), msg);
+}

@@ -1,0 +1,221 @@
+import { z } from "@hono/zod-openapi";
+import type { App } from "../../app";
+import type { AppEnv } from "../../http/context";
+import { defineRoute, problems } from "../../http/route";
+import { ProblemError, invalidField, notFound } from "../../http/problem";
+import { mediaType, readMultipart, unsupportedMediaType } from "../../http/multipart";
+import {
+  DEFAULT_REFERENCE_SOURCE,
+  MAX_REFERENCE_BYTES,
+  MAX_REFERENCE_FILES,
+  isReferenceSource,
+  refIdProblem,
+  type ReferenceSource,
+} from "../../domain/enrolment";
+import { fetchDocument, newFetchBudget } from "../../fetch/url-fetch";
+import { enrolUploads, deleteReference, type Upload } from "../../services/enrolment";
+import { liveEngine } from "../../services/engine-live";
+import { urlPolicyOf } from "../../services/url-policy";
+import { subjectsRepo } from "../../storage/subjects";
+import { recordAudit } from "../../storage/audit";
+import { ReferenceParams, ReferencesByUrl, ReferencesResult, SubjectParams } from "./schemas";
+import type { Context } from "hono";
+
+const putReferences = defineRoute(
+  { permission: "sig:references:write", idempotency: "none" },
+  {
+    method: "put",
+    path: "/sig/subjects/{subject_reference}/references",
+    tags: ["subjects"],
+    summary: "Enrol reference signatures (creates the subject if new)",
+    description:
+      "Multipart: one file part per reference, named by its ref_id (PNG, JPEG, TIFF or PDF; at most 20 files, 20 MB in total), " +
+      "each with an optional text field `source.<ref_id>`. JSON: ReferencesByUrl. An upload replaces the reference with the same ref_id. " +
+      "Up to 3 references are enrolled within the request (200); more are queued (202). A rejected upload never replaces a live reference. " +
+      "Idempotent: no Idempotency-Key.",
+    request: {
+      params: SubjectParams,
+      body: {
+        // Not "required": each media type's validator then runs only for its own Content-Type.
+        required: false,
+        content: {
+          "multipart/form-data": {
+            schema: z.object({}).catchall(z.any()).openapi({ description: "File parts named by ref_id; text fields source.<ref_id>" }),
+          },
+          "application/json": { schema: ReferencesByUrl },
+        },
+      },
+    },
+    responses: {
+      200: { description: "All references handled within the request", content: { "application/json": { schema: ReferencesResult } } },
+      202: { description: "Some references queued for enrolment", content: { "application/json": { schema: ReferencesResult } } },
+      ...problems(400, 401, 403, 413, 415, 421, 422, 429, 502, 503, 504),
+    },
+  },
+);
+
+const deleteRef = defineRoute(
+  { permission: "sig:references:delete" },
+  {
+    method: "delete",
+    path: "/sig/subjects/{subject_reference}/references/{ref_id}",
+    tags: ["subjects"],
+    summary: "Hard-delete a reference and its file",
+    description: "A learned reference answers 409 conflict: remove it with POST .../references/unlearn. `ref_id` `unlearn` names the reference whose id is `unlearn`.",
+    request: { params: ReferenceParams },
+    responses: { 204: { description: "Deleted" }, ...problems(400, 401, 403, 404, 409, 421, 429) },
+  },
+);
+
+const referenceImage = defineRoute(
+  { permission: "sig:subjects:read", rate: "image" },
+  {
+    method: "get",
+    path: "/sig/subjects/{subject_reference}/references/{ref_id}/image",
+    tags: ["subjects"],
+    summary: "Grey PNG of the stored reference's first page (at most 512 px on the long side)",
+    request: { params: ReferenceParams },
+    responses: {
+      200: { description: "The image", content: { "image/png": { schema: z.string().openapi({ format: "binary" }) } } },
+      ...problems(401, 403, 404, 421, 429, 503),
+    },
+  },
+);
+
+function sourceField(form: FormData, refId: string): ReferenceSource {
+  const raw = form.get(`source.${refId}`);
+  if (raw === null) return DEFAULT_REFERENCE_SOURCE;
+  if (typeof raw !== "string" || !isReferenceSource(raw)) {
+    throw invalidField(`source.${refId}`, "must be signature_card, confirmed_past or unverified");
+  }
+  return raw;
+}
+
+/** Reads and validates a multipart enrolment body into uploads, enforcing the file-count and size limits. */
+async function uploadsFromMultipart(c: Context<AppEnv>): Promise<Upload[]> {
+  const form = await readMultipart(c);
+  const uploads: Upload[] = [];
+  const seen = new Set<string>();
+  let total = 0;
+  for (const [name, entry] of form.entries()) {
+    const value = entry as unknown as File | string;
+    if (name.startsWith("source.")) {
+      if (typeof value !== "string") throw invalidField(name, "must be a text field");
+      continue;
+    }
+    if (typeof value === "string") throw invalidField(name, "must be a file part named by its ref_id (or a source.<ref_id> text field)");
+    const problem = refIdProblem(name);
+    if (problem) throw invalidField(name, `ref_id ${problem}`);
+    if (seen.has(name)) throw invalidField(name, "appears more than once");
+    seen.add(name);
+    if (seen.size > MAX_REFERENCE_FILES) {
+      throw new ProblemError("too_large", `At most ${MAX_REFERENCE_FILES} reference files per request.`);
+    }
+    total += value.size;
+    if (total > MAX_REFERENCE_BYTES) {
+      throw new ProblemError("too_large", `The reference files exceed ${MAX_REFERENCE_BYTES / 1024 / 1024} MB in total.`);
+    }
+    uploads.push({ refId: name, source: "unverified", bytes: new Uint8Array(await value.arrayBuffer()), contentType: value.type, method: "upload" });
+  }
+  for (const [name] of form.entries()) {
+    if (name.startsWith("source.") && !seen.has(name.slice("source.".length))) {
+      throw invalidField(name, "names no file part of this request");
+    }
+  }
+  if (uploads.length === 0) throw invalidField("body", "holds no reference file");
+  for (const u of uploads) u.source = sourceField(form, u.refId);
+  return uploads;
+}
+
+/** Validates a ReferencesByUrl body and fetches every URL under one shared deadline. */
+async function uploadsFromUrls(c: Context<AppEnv>, body: z.infer<typeof ReferencesByUrl>): Promise<Upload[]> {
+  const seen = new Set<string>();
+  body.references.forEach((r, i) => {
+    const problem = refIdProblem(r.ref_id);
+    if (problem) throw invalidField(`references[${i}].ref_id`, problem);
+    if (seen.has(r.ref_id)) throw invalidField(`references[${i}].ref_id`, "appears more than once");
+    seen.add(r.ref_id);
+  });
+  const tenant = c.get("tenant");
+  const policy = urlPolicyOf(tenant.org, c.env);
+  const budget = newFetchBudget({ maxBytes: MAX_REFERENCE_BYTES });
+  const fetched = await Promise.all(
+    body.references.map((r, i) => fetchDocument(r.url, `references[${i}].url`, policy, budget)),
+  );
+  const total = fetched.reduce((n, f) => n + f.bytes.byteLength, 0);
+  if (total > MAX_REFERENCE_BYTES) {
+    throw new ProblemError("too_large", `The reference files exceed ${MAX_REFERENCE_BYTES / 1024 / 1024} MB in total.`);
+  }
+  return body.references.map((r, i) => ({
+    refId: r.ref_id,
+    source: r.source,
+    bytes: fetched[i].bytes,
+    contentType: fetched[i].contentType ?? "application/octet-stream",
+    method: "url" as const,
+    sourceUrl: r.url,
+  }));
+}
+
+export function registerReferenceRoutes(app: App): void {
+  app.openapi(putReferences, async (c) => {
+    const { subject_reference: subjectReference } = c.req.valid("param");
+    const tenant = c.get("tenant");
+    const type = mediaType(c);
+    let uploads: Upload[];
+    if (type === "multipart/form-data") uploads = await uploadsFromMultipart(c);
+    else if (type === "application/json") uploads = await uploadsFromUrls(c, c.req.valid("json") as z.infer<typeof ReferencesByUrl>);
+    else throw unsupportedMediaType(["multipart/form-data", "application/json"]);
+
+    const { outcomes, queued } = await enrolUploads(
+      { store: tenant.store, engine: liveEngine(), queue: c.env.ENROL_QUEUE as Queue<never> },
+      tenant.org.id,
+      subjectReference,
+      uploads,
+    );
+    const counts = { enrolled: 0, rejected: 0, queued: 0 };
+    for (const o of outcomes) counts[o.status]++;
+    const body = {
+      subject_reference: subjectReference,
+      references: outcomes,
+      counts,
+      subject_url: new URL(`/sig/subjects/${subjectReference}`, c.req.url).toString(),
+    };
+    return c.json(body, queued > 0 ? 202 : 200);
+  });
+
+  app.openapi(deleteRef, async (c) => {
+    const { subject_reference: subjectReference, ref_id: refId } = c.req.valid("param");
+    const tenant = c.get("tenant");
+    const result = await deleteReference({ store: tenant.store, engine: liveEngine() }, tenant.org.id, subjectReference, refId);
+    if (result === "not_found") throw notFound("reference");
+    if (result === "learned") {
+      throw new ProblemError("conflict", `${refId} is a learned reference: remove it with POST /sig/subjects/${subjectReference}/references/unlearn.`, {
+        extensions: { unlearn_url: new URL(`/sig/subjects/${subjectReference}/references/unlearn`, c.req.url).toString() },
+      });
+    }
+    const caller = c.get("caller");
+    await recordAudit(tenant.store.db, {
+      orgId: tenant.org.id,
+      actor: caller.actor,
+      action: "reference.delete",
+      target: `${subjectReference}/${refId}`,
+      requestId: c.get("requestId"),
+    });
+    return c.body(null, 204);
+  });
+
+  app.openapi(referenceImage, async (c) => {
+    const { subject_reference: subjectReference, ref_id: refId } = c.req.valid("param");
+    const tenant = c.get("tenant");
+    const row = await subjectsRepo(tenant.store.db).reference(tenant.org.id, subjectReference, refId);
+    if (!row) throw notFound("reference");
+    const object = await tenant.store.files.get(row.fileKey);
+    if (!object) throw new ProblemError("not_found", "The reference's file no longer exists.");
+    const png = await liveEngine().thumbnail(new Uint8Array(await object.arrayBuffer()), 512);
+    return c.body(png as unknown as ArrayBuffer, 200, {
+      "Content-Type": "image/png",
+      "Cache-Control": "private, no-store",
+      "X-Content-Type-Options": "nosniff",
+    });
+  });
+}

@@ -1,0 +1,170 @@
+import { z } from "@hono/zod-openapi";
+import type { App } from "../../app";
+import { defineRoute, problems } from "../../http/route";
+import { ProblemError, notFound } from "../../http/problem";
+import { decodeCursor, encodeCursor } from "../../http/cursor";
+import { deleteSubject } from "../../services/enrolment";
+import { subjectsRepo } from "../../storage/subjects";
+import type { ReferenceRow, SubjectRow } from "../../storage/schema/subjects";
+import { recordAudit } from "../../storage/audit";
+import { recentChecksOf } from "../../services/subject-checks";
+import { Subject, SubjectList, SubjectParams } from "./schemas";
+
+const LIST_CURSOR = "subjects.list";
+
+const listSubjects = defineRoute(
+  { permission: "sig:subjects:read" },
+  {
+    method: "get",
+    path: "/sig/subjects",
+    tags: ["subjects"],
+    summary: "List subjects, newest first",
+    request: {
+      query: z.object({
+        q: z
+          .string()
+          .regex(/^[A-Za-z0-9._-]{0,128}$/, "must be at most 128 characters of [A-Za-z0-9._-]")
+          .optional()
+          .openapi({ description: "Prefix of subject_reference (case-sensitive)" }),
+        cursor: z.string().optional().openapi({ description: "next_cursor of the previous page" }),
+        limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ description: "1 to 200, default 50" }),
+      }),
+    },
+    responses: {
+      200: { description: "A page of subjects", content: { "application/json": { schema: SubjectList } } },
+      ...problems(400, 401, 403, 421, 429),
+    },
+  },
+);
+
+const getSubject = defineRoute(
+  { permission: "sig:subjects:read" },
+  {
+    method: "get",
+    path: "/sig/subjects/{subject_reference}",
+    tags: ["subjects"],
+    summary: "A subject with its references, their provenance, and its recent checks",
+    request: { params: SubjectParams },
+    responses: {
+      200: { description: "The subject", content: { "application/json": { schema: Subject } } },
+      ...problems(401, 403, 404, 421, 429),
+    },
+  },
+);
+
+const removeSubject = defineRoute(
+  { permission: "sig:references:delete" },
+  {
+    method: "delete",
+    path: "/sig/subjects/{subject_reference}",
+    tags: ["subjects"],
+    summary: "Hard-delete a subject, its references and their files; revokes its sessions",
+    request: { params: SubjectParams },
+    responses: { 204: { description: "Deleted" }, ...problems(401, 403, 404, 421, 429) },
+  },
+);
+
+function counts(refs: ReferenceRow[]) {
+  const live = refs.filter((r) => r.status === "enrolled");
+  return { anchors: live.filter((r) => r.kind === "anchor").length, learned: live.filter((r) => r.kind === "learned").length };
+}
+
+function lastCheck(s: SubjectRow) {
+  return s.lastCheckId ? { check_id: s.lastCheckId, decision: s.lastCheckDecision, checked_at: s.lastCheckAt! } : null;
+}
+
+function referenceRecord(r: ReferenceRow, base: string) {
+  return {
+    ref_id: r.refId,
+    kind: r.kind,
+    source: r.source,
+    status: r.status,
+    rejected_reason: r.rejectedReason,
+    rejected_detail: r.rejectedDetail,
+    outlier: r.outlier === 1,
+    provenance: {
+      method: r.method,
+      source_url: r.sourceUrl,
+      learned_from: r.learnedFrom,
+      uploaded_at: r.createdAt,
+      enrolled_at: r.enrolledAt,
+    },
+    file: { content_type: r.contentType, byte_size: r.byteSize, sha256: r.sha256 },
+    signature:
+      r.page !== null && r.box
+        ? { page: r.page, box: JSON.parse(r.box), quality: r.quality ? (JSON.parse(r.quality).score ?? null) : null }
+        : null,
+    image_url: `${base}/sig/subjects/${r.subjectReference}/references/${r.refId}/image`,
+  };
+}
+
+export function registerSubjectRoutes(app: App): void {
+  app.openapi(listSubjects, async (c) => {
+    const { q, cursor, limit } = c.req.valid("query");
+    const tenant = c.get("tenant");
+    const after = cursor ? await decodeCursor<{ c: string; s: string; q: string }>(c.env, LIST_CURSOR, cursor) : null;
+    if (after && after.q !== (q ?? "")) {
+      // A cursor belongs to one query; reusing it with another q would skip or repeat entries.
+      throw new ProblemError("invalid_cursor", "cursor: it was issued for another q.", {
+        extensions: { errors: [{ field: "cursor", message: "was issued for another q" }] },
+      });
+    }
+    const rows = await subjectsRepo(tenant.store.db).list(tenant.org.id, {
+      q,
+      after: after ? { createdAt: after.c, subjectReference: after.s } : null,
+      limit: limit + 1,
+    });
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    const next = rows.length > limit && last ? await encodeCursor(c.env, LIST_CURSOR, { c: last.createdAt, s: last.subjectReference, q: q ?? "" }) : null;
+    return c.json(
+      {
+        subjects: page.map((s) => ({
+          subject_reference: s.subjectReference,
+          created_at: s.createdAt,
+          updated_at: s.updatedAt,
+          reference_counts: { anchors: s.anchors, learned: s.learned },
+          last_check: lastCheck(s),
+        })),
+        next_cursor: next,
+      },
+      200,
+    );
+  });
+
+  app.openapi(getSubject, async (c) => {
+    const { subject_reference: subjectReference } = c.req.valid("param");
+    const tenant = c.get("tenant");
+    const repo = subjectsRepo(tenant.store.db);
+    const subject = await repo.get(tenant.org.id, subjectReference);
+    if (!subject) throw notFound("subject");
+    const refs = await repo.references(tenant.org.id, subjectReference);
+    const base = new URL(c.req.url).origin;
+    const checks = await recentChecksOf(tenant.store, tenant.org.id, subjectReference, base);
+    return c.json(
+      {
+        subject_reference: subject.subjectReference,
+        created_at: subject.createdAt,
+        updated_at: subject.updatedAt,
+        reference_counts: counts(refs),
+        references: refs.map((r) => referenceRecord(r, base)),
+        checks,
+      },
+      200,
+    );
+  });
+
+  app.openapi(removeSubject, async (c) => {
+    const { subject_reference: subjectReference } = c.req.valid("param");
+    const tenant = c.get("tenant");
+    if (!(await deleteSubject(tenant.store, tenant.org.id, subjectReference))) throw notFound("subject");
+    await recordAudit(tenant.store.db, {
+      orgId: tenant.org.id,
+      actor: c.get("caller").actor,
+      action: "subject.delete",
+      target: subjectReference,
+      requestId: c.get("requestId"),
+    });
+    return c.body(null, 204);
+  });
+}

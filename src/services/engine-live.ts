@@ -1,0 +1,58 @@
+/**
+ * The VerificationEngine bound to the real pipeline (src/verify) and the isolate's WASM core.
+ */
+import { DEFAULT_QUALITY_FLOOR } from "../domain/policy-defaults";
+import type { RejectionReason } from "../domain/enrolment";
+import { getCore } from "../verify/core-module";
+import { openDocument } from "../verify/decode";
+import { buildReferenceModel } from "../verify/model";
+import { enrolReference } from "../verify/pipeline";
+import { fitWithin, encodeGreyPng } from "../verify/render";
+import type { SignatureFeatures } from "../verify/features";
+import { VerifyError } from "../verify/types";
+import type { VerificationEngine } from "./engine";
+
+/** Rejections that are about the file itself rather than what is drawn on it. */
+const FILE_PROBLEMS = new Set(["unsupported_format", "corrupt_file", "too_large", "too_many_pixels", "too_many_pages", "no_raster_content"]);
+
+let engine: VerificationEngine | undefined;
+
+export function liveEngine(): VerificationEngine {
+  engine ??= {
+    async inspect(bytes) {
+      const doc = await openDocument(bytes);
+      // Decoding the first page also catches truncated or corrupt pixel data, before anything is stored.
+      await doc.decodePage(0);
+      return { format: doc.format, pages: doc.pageCount };
+    },
+
+    async enrolReference(bytes) {
+      const result = await enrolReference(getCore(), bytes, { qualityFloor: DEFAULT_QUALITY_FLOOR });
+      if ("rejected" in result) {
+        if (FILE_PROBLEMS.has(result.rejected)) throw new VerifyError(result.rejected as never, result.detail);
+        return { ok: false, reason: result.rejected as RejectionReason, detail: result.detail };
+      }
+      return {
+        ok: true,
+        features: result.features,
+        quality: { ...result.quality, score: result.quality.score },
+        page: result.page,
+        box: result.box,
+      };
+    },
+
+    async buildModel(refs) {
+      const model = buildReferenceModel(
+        getCore(),
+        refs.map((r) => ({ refId: r.refId, features: r.features as SignatureFeatures })),
+      );
+      return { model, outliers: model.refs.filter((r) => r.outlier).map((r) => r.refId) };
+    },
+
+    async thumbnail(bytes, maxSide) {
+      const doc = await openDocument(bytes);
+      return encodeGreyPng(fitWithin(await doc.decodePage(0), maxSide));
+    },
+  };
+  return engine;
+}

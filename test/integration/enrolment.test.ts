@@ -1,0 +1,335 @@
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { api, createOrg, mintKey, type CreatedOrg } from "../helpers/tenant";
+import { outsideUrl, registerOutside, uniquePath } from "../helpers/outside";
+import { referencesForm, signaturePng, toBase64 } from "../helpers/signatures";
+
+interface Outcome { ref_id: string; status: string; reason?: string; replaced?: boolean }
+interface ReferencesResult { subject_reference: string; references: Outcome[]; counts: { enrolled: number; rejected: number; queued: number } }
+interface Reference { ref_id: string; kind: string; source: string; status: string; provenance: { method: string; source_url: string | null }; file: { sha256: string }; image_url: string }
+interface SubjectView { subject_reference: string; reference_counts: { anchors: number; learned: number }; references: Reference[]; checks: { recent: unknown[]; total: number; next: string | null } }
+
+const outsideHost = new URL(env.TEST_OUTSIDE_URL).host;
+let org: CreatedOrg;
+
+beforeAll(async () => {
+  org = await createOrg({ allowHosts: [outsideHost] });
+});
+
+function put(subject: string, body: FormData | unknown, key = org.apiKey) {
+  return body instanceof FormData
+    ? api(`/sig/subjects/${subject}/references`, { method: "PUT", key, body })
+    : api(`/sig/subjects/${subject}/references`, { method: "PUT", key, json: body });
+}
+
+async function subject(name: string, key = org.apiKey): Promise<SubjectView> {
+  const res = await api(`/sig/subjects/${name}`, { key });
+  expect(res.status).toBe(200);
+  return res.json();
+}
+
+async function r2Keys(prefix: string): Promise<string[]> {
+  const page = await env.FILES_US.list({ prefix });
+  return page.objects.map((o) => o.key);
+}
+
+async function expectProblem(res: Response, status: number, code?: string): Promise<{ code: string; detail: string; reason?: string }> {
+  expect(res.status).toBe(status);
+  expect(res.headers.get("Content-Type")).toContain("application/problem+json");
+  const body = (await res.json()) as { code: string; detail: string; reason?: string };
+  if (code) expect(body.code).toBe(code);
+  return body;
+}
+
+describe("PUT /sig/subjects/{s}/references (multipart)", () => {
+  it("enrols 3 references within the request and creates the subject", async () => {
+    const res = await put("alice", referencesForm({ a1: signaturePng(1, 0), a2: signaturePng(1, 1), a3: signaturePng(1, 2) }, { a1: "signature_card" }));
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as ReferencesResult;
+    expect(body.counts).toEqual({ enrolled: 3, rejected: 0, queued: 0 });
+    expect(body.references.map((r) => r.ref_id)).toEqual(["a1", "a2", "a3"]);
+
+    const view = await subject("alice");
+    expect(view.reference_counts).toEqual({ anchors: 3, learned: 0 });
+    const a1 = view.references.find((r) => r.ref_id === "a1")!;
+    expect(a1).toMatchObject({ kind: "anchor", source: "signature_card", status: "enrolled", provenance: { method: "upload" } });
+    expect(view.references.find((r) => r.ref_id === "a2")!.source).toBe("unverified");
+    expect(view.checks).toEqual({ recent: [], total: 0, next: null });
+    expect(await r2Keys(`orgs/${org.orgId}/subjects/alice/model/`)).toHaveLength(1);
+  });
+
+  it("enrols 3 of 5 now, queues 2, and the queue consumer enrols them", async () => {
+    const files: Record<string, Uint8Array> = {};
+    for (let i = 0; i < 5; i++) files[`b${i}`] = signaturePng(2, i);
+    const res = await put("bob", referencesForm(files));
+    expect(res.status).toBe(202);
+    const body = (await res.json()) as ReferencesResult;
+    expect(body.counts).toEqual({ enrolled: 3, rejected: 0, queued: 2 });
+    expect(body.references.filter((r) => r.status === "queued").map((r) => r.ref_id)).toEqual(["b3", "b4"]);
+
+    let view = await subject("bob");
+    expect(view.references.filter((r) => r.status === "queued")).toHaveLength(2);
+    for (let i = 0; i < 100 && view.reference_counts.anchors < 5; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      view = await subject("bob");
+    }
+    expect(view.reference_counts.anchors).toBe(5);
+    expect(view.references.every((r) => r.status === "enrolled")).toBe(true);
+  });
+
+  it("replaces the reference with the same ref_id and deletes the old file", async () => {
+    expect((await put("carol", referencesForm({ c1: signaturePng(3, 0) }))).status).toBe(200);
+    const before = (await subject("carol")).references[0].file.sha256;
+    const res = await put("carol", referencesForm({ c1: signaturePng(3, 1) }));
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as ReferencesResult).references[0]).toMatchObject({ ref_id: "c1", status: "enrolled", replaced: true });
+    const view = await subject("carol");
+    expect(view.references).toHaveLength(1);
+    expect(view.references[0].file.sha256).not.toBe(before);
+    expect(await r2Keys(`orgs/${org.orgId}/subjects/carol/refs/c1/`)).toHaveLength(1);
+  });
+
+  it("rejects an image without a signature per reference, and keeps the live one", async () => {
+    expect((await put("dave", referencesForm({ d1: signaturePng(4, 0) }))).status).toBe(200);
+    const { encodePng, blankPage } = await import("../fixtures/generator");
+    const res = await put("dave", referencesForm({ d1: encodePng(blankPage(600, 200)) }));
+    expect(res.status).toBe(200);
+    const outcome = ((await res.json()) as ReferencesResult).references[0];
+    expect(outcome).toMatchObject({ ref_id: "d1", status: "rejected", reason: "no_signature" });
+    expect((await subject("dave")).references[0].status).toBe("enrolled");
+  });
+
+  it.each([".hidden", "learned-x", "a b", "x".repeat(129)])("refuses the ref_id %j with 400", async (refId) => {
+    const res = await put("erin", referencesForm({ [refId]: signaturePng(5, 0) }));
+    const problem = await expectProblem(res, 400);
+    expect(problem.detail).toContain(refId.slice(0, 20));
+    expect((await api("/sig/subjects/erin", { key: org.apiKey })).status).toBe(404);
+  });
+
+  it("refuses a bad source value with 400 naming the field", async () => {
+    const res = await put("erin", referencesForm({ e1: signaturePng(5, 0) }, { e1: "notarised" }));
+    expect((await expectProblem(res, 400)).detail).toContain("source.e1");
+  });
+
+  it("answers 413 for 21 files and leaves nothing behind", async () => {
+    const files: Record<string, Uint8Array> = {};
+    const png = signaturePng(6, 0);
+    for (let i = 0; i < 21; i++) files[`f${i}`] = png;
+    await expectProblem(await put("frank", referencesForm(files)), 413, "too_large");
+    expect((await api("/sig/subjects/frank", { key: org.apiKey })).status).toBe(404);
+    expect(await r2Keys(`orgs/${org.orgId}/subjects/frank/`)).toEqual([]);
+  });
+
+  it("answers 413 for more than 20 MB in total", async () => {
+    const big = new Uint8Array(7 * 1024 * 1024);
+    big.set(signaturePng(6, 1));
+    await expectProblem(await put("frank", referencesForm({ g1: big, g2: big, g3: big })), 413, "too_large");
+    expect((await api("/sig/subjects/frank", { key: org.apiKey })).status).toBe(404);
+  });
+
+  it("answers 415 for a body that is neither multipart nor JSON, and for a file that is not an image", async () => {
+    const res = await api("/sig/subjects/gina/references", { method: "PUT", key: org.apiKey, body: "hello", headers: { "Content-Type": "text/plain" } });
+    await expectProblem(res, 415, "unsupported_media_type");
+    const text = new TextEncoder().encode("this is not an image at all");
+    await expectProblem(await put("gina", referencesForm({ g1: signaturePng(7, 0), g2: text })), 415, "unsupported_media_type");
+    expect((await api("/sig/subjects/gina", { key: org.apiKey })).status).toBe(404);
+    expect(await r2Keys(`orgs/${org.orgId}/subjects/gina/`)).toEqual([]);
+  });
+
+  it("answers 422 for a corrupt image and leaves nothing behind", async () => {
+    const png = signaturePng(7, 1);
+    const truncated = png.slice(0, Math.floor(png.length / 2));
+    const res = await put("hank", referencesForm({ h1: signaturePng(7, 2), h2: truncated }));
+    const problem = await expectProblem(res, 422);
+    expect(problem.detail).toContain("h2");
+    expect((await api("/sig/subjects/hank", { key: org.apiKey })).status).toBe(404);
+    expect(await r2Keys(`orgs/${org.orgId}/subjects/hank/`)).toEqual([]);
+  });
+
+  it("answers 400 for a malformed multipart body", async () => {
+    const res = await api("/sig/subjects/ivan/references", {
+      method: "PUT",
+      key: org.apiKey,
+      body: "--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nunterminated",
+      headers: { "Content-Type": "multipart/form-data; boundary=xyz" },
+    });
+    await expectProblem(res, 400);
+  });
+});
+
+describe("PUT /sig/subjects/{s}/references (URLs)", () => {
+  async function host(png: Uint8Array): Promise<string> {
+    const path = uniquePath("ref.png");
+    await registerOutside(path, { body_base64: toBase64(png), headers: { "content-type": "image/png" } });
+    return outsideUrl(path);
+  }
+
+  it("fetches and enrols references from allowlisted URLs", async () => {
+    const urls = [await host(signaturePng(8, 0)), await host(signaturePng(8, 1))];
+    const res = await put("judy", { references: [{ ref_id: "u1", url: urls[0], source: "confirmed_past" }, { ref_id: "u2", url: urls[1] }] });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as ReferencesResult).counts.enrolled).toBe(2);
+    const view = await subject("judy");
+    expect(view.references.find((r) => r.ref_id === "u1")).toMatchObject({ source: "confirmed_past", provenance: { method: "url", source_url: urls[0] } });
+  });
+
+  it("refuses a host that is not allowlisted", async () => {
+    const res = await put("judy2", { references: [{ ref_id: "u1", url: "https://evil.example.com/x.png" }] });
+    const problem = await expectProblem(res, 400);
+    expect(problem.detail).toContain("references[0].url");
+    expect((await api("/sig/subjects/judy2", { key: org.apiKey })).status).toBe(404);
+  });
+
+  it("refuses a redirect to a host that is not allowlisted", async () => {
+    const path = uniquePath("redirect.png");
+    await registerOutside(path, { redirect: "https://evil.example.com/x.png" });
+    const res = await put("judy3", { references: [{ ref_id: "u1", url: outsideUrl(path) }] });
+    const problem = await expectProblem(res, 400);
+    expect(problem.reason).toBe("redirect_not_allowed");
+  });
+
+  it("follows a redirect that stays on the allowlist", async () => {
+    const target = await host(signaturePng(8, 2));
+    const path = uniquePath("redirect-ok.png");
+    await registerOutside(path, { redirect: target });
+    const res = await put("judy4", { references: [{ ref_id: "u1", url: outsideUrl(path) }] });
+    expect(res.status).toBe(200);
+  });
+
+  it("fails a stalled body with fetch_failed / body_stalled", async () => {
+    const path = uniquePath("stall.png");
+    await registerOutside(path, { headers: { "content-type": "image/png" }, chunks: [{ size: 1000 }], stall: true, stall_ms: 20_000 });
+    const res = await put("judy5", { references: [{ ref_id: "u1", url: outsideUrl(path) }] });
+    const problem = await expectProblem(res, 502, "fetch_failed");
+    expect(problem.reason).toBe("body_stalled");
+    expect((await api("/sig/subjects/judy5", { key: org.apiKey })).status).toBe(404);
+  }, 30_000);
+
+  it("validates the JSON body, naming the field", async () => {
+    const res = await put("judy6", { references: [{ ref_id: "learned-1", url: "https://x.example/a.png" }] });
+    expect((await expectProblem(res, 400)).detail).toContain("references[0].ref_id");
+    const res2 = await put("judy6", { references: [] });
+    await expectProblem(res2, 400);
+  });
+});
+
+describe("GET /sig/subjects", () => {
+  it("pages newest first, filters by prefix, and refuses a forged cursor", async () => {
+    const own = await createOrg();
+    for (const name of ["list-a", "list-b", "list-c", "other-d"]) {
+      expect((await put(name, referencesForm({ r1: signaturePng(9, 0) }), own.apiKey)).status).toBe(200);
+    }
+    const page1 = (await (await api("/sig/subjects?limit=2", { key: own.apiKey })).json()) as { subjects: { subject_reference: string; reference_counts: { anchors: number } }[]; next_cursor: string };
+    expect(page1.subjects.map((s) => s.subject_reference)).toEqual(["other-d", "list-c"]);
+    expect(page1.subjects[0].reference_counts.anchors).toBe(1);
+    const page2 = (await (await api(`/sig/subjects?limit=2&cursor=${encodeURIComponent(page1.next_cursor)}`, { key: own.apiKey })).json()) as { subjects: { subject_reference: string }[]; next_cursor: string | null };
+    expect(page2.subjects.map((s) => s.subject_reference)).toEqual(["list-b", "list-a"]);
+    expect(page2.next_cursor).toBeNull();
+
+    const prefixed = (await (await api("/sig/subjects?q=list-", { key: own.apiKey })).json()) as { subjects: { subject_reference: string }[] };
+    expect(prefixed.subjects.map((s) => s.subject_reference)).toEqual(["list-c", "list-b", "list-a"]);
+
+    const forged = page1.next_cursor.slice(0, -2) + (page1.next_cursor.endsWith("AA") ? "BB" : "AA");
+    await expectProblem(await api(`/sig/subjects?limit=2&cursor=${encodeURIComponent(forged)}`, { key: own.apiKey }), 400);
+    await expectProblem(await api(`/sig/subjects?cursor=garbage`, { key: own.apiKey }), 400);
+    await expectProblem(await api(`/sig/subjects?q=${"x".repeat(129)}`, { key: own.apiKey }), 400);
+  });
+});
+
+describe("deletes", () => {
+  it("DELETE subject removes its rows and every file", async () => {
+    expect((await put("kate", referencesForm({ k1: signaturePng(10, 0), k2: signaturePng(10, 1) }))).status).toBe(200);
+    expect((await r2Keys(`orgs/${org.orgId}/subjects/kate/`)).length).toBeGreaterThan(0);
+    const res = await api("/sig/subjects/kate", { method: "DELETE", key: org.apiKey });
+    expect(res.status).toBe(204);
+    expect((await api("/sig/subjects/kate", { key: org.apiKey })).status).toBe(404);
+    expect(await r2Keys(`orgs/${org.orgId}/subjects/kate/`)).toEqual([]);
+    const rows = await env.DB_US.prepare("SELECT COUNT(*) AS n FROM subject_references WHERE org_id = ? AND subject_reference = 'kate'").bind(org.orgId).first<{ n: number }>();
+    expect(rows!.n).toBe(0);
+    expect((await api("/sig/subjects/kate", { method: "DELETE", key: org.apiKey })).status).toBe(404);
+  });
+
+  it("DELETE reference removes it and its file; a learned reference is 409", async () => {
+    expect((await put("liam", referencesForm({ l1: signaturePng(11, 0), l2: signaturePng(11, 1) }))).status).toBe(200);
+    expect((await api("/sig/subjects/liam/references/l1", { method: "DELETE", key: org.apiKey })).status).toBe(204);
+    const view = await subject("liam");
+    expect(view.references.map((r) => r.ref_id)).toEqual(["l2"]);
+    expect(await r2Keys(`orgs/${org.orgId}/subjects/liam/refs/l1/`)).toEqual([]);
+    expect((await api("/sig/subjects/liam/references/l1", { method: "DELETE", key: org.apiKey })).status).toBe(404);
+
+    // Learning is a later feature: plant a learned reference as the learning consumer will store it.
+    await env.DB_US.prepare(
+      "INSERT INTO subject_references (org_id, subject_reference, ref_id, kind, source, status, method, file_key, content_type, byte_size, sha256, upload_id, created_at) VALUES (?, 'liam', 'learned-1', 'learned', 'learned', 'enrolled', 'learned', 'x', 'image/png', 1, 'x', 'u', '2026-01-01T00:00:00Z')",
+    ).bind(org.orgId).run();
+    const res = await api("/sig/subjects/liam/references/learned-1", { method: "DELETE", key: org.apiKey });
+    expect((await expectProblem(res, 409, "conflict")).detail).toContain("unlearn");
+  });
+
+  it("DELETE .../references/unlearn deletes the reference named unlearn", async () => {
+    expect((await put("mia", referencesForm({ unlearn: signaturePng(12, 0), m2: signaturePng(12, 1) }))).status).toBe(200);
+    expect((await api("/sig/subjects/mia/references/unlearn", { method: "DELETE", key: org.apiKey })).status).toBe(204);
+    expect((await subject("mia")).references.map((r) => r.ref_id)).toEqual(["m2"]);
+    expect((await api("/sig/subjects/mia/references/unlearn", { method: "DELETE", key: org.apiKey })).status).toBe(404);
+  });
+});
+
+describe("GET .../references/{ref_id}/image", () => {
+  it("answers a grey PNG of at most 512 px with the privacy headers", async () => {
+    const { encodePng, makeWriter, renderSignature } = await import("../fixtures/generator");
+    const wide = encodePng(renderSignature(makeWriter(13), { width: 1400, height: 500 }));
+    expect((await put("nora", referencesForm({ n1: wide }))).status).toBe(200);
+    const res = await api("/sig/subjects/nora/references/n1/image", { key: org.apiKey });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toBe("image/png");
+    expect(res.headers.get("Cache-Control")).toBe("private, no-store");
+    expect(res.headers.get("X-Content-Type-Options")).toBe("nosniff");
+    const png = new Uint8Array(await res.arrayBuffer());
+    const view = new DataView(png.buffer);
+    const [w, h, colourType] = [view.getUint32(16), view.getUint32(20), png[25]];
+    expect(Math.max(w, h)).toBe(512);
+    expect(colourType).toBe(0); // grey
+    expect((await api("/sig/subjects/nora/references/zz/image", { key: org.apiKey })).status).toBe(404);
+    // Once the file is gone, the image is 404 too.
+    const row = await env.DB_US.prepare("SELECT file_key FROM subject_references WHERE org_id = ? AND ref_id = 'n1'").bind(org.orgId).first<{ file_key: string }>();
+    await env.FILES_US.delete(row!.file_key);
+    expect((await api("/sig/subjects/nora/references/n1/image", { key: org.apiKey })).status).toBe(404);
+  });
+});
+
+describe("tenancy and permissions", () => {
+  it("answers another tenant's subject as 404 on every route", async () => {
+    expect((await put("olga", referencesForm({ o1: signaturePng(14, 0) }))).status).toBe(200);
+    const other = await createOrg();
+    const k = other.apiKey;
+    expect((await api("/sig/subjects/olga", { key: k })).status).toBe(404);
+    expect((await api("/sig/subjects/olga/references/o1/image", { key: k })).status).toBe(404);
+    expect((await api("/sig/subjects/olga/references/o1", { method: "DELETE", key: k })).status).toBe(404);
+    expect((await api("/sig/subjects/olga", { method: "DELETE", key: k })).status).toBe(404);
+    const list = (await (await api("/sig/subjects", { key: k })).json()) as { subjects: unknown[] };
+    expect(list.subjects).toEqual([]);
+    // And the owner's subject is untouched.
+    expect((await subject("olga")).reference_counts.anchors).toBe(1);
+  });
+
+  it("answers 403 naming the permission to a caller without it", async () => {
+    const { apiKey } = await mintKey(org.orgId, ["org:read"]);
+    const cases: [string, RequestInit][] = [
+      ["/sig/subjects", {}],
+      ["/sig/subjects/olga", {}],
+      ["/sig/subjects/olga", { method: "DELETE" }],
+      ["/sig/subjects/olga/references/o1", { method: "DELETE" }],
+      ["/sig/subjects/olga/references/o1/image", {}],
+    ];
+    for (const [path, init] of cases) {
+      const problem = await expectProblem(await api(path, { ...init, key: apiKey }), 403, "permission_denied");
+      expect(problem.detail).toMatch(/sig:(subjects:read|references:delete)/);
+    }
+    const problem = await expectProblem(await put("olga", referencesForm({ o2: signaturePng(14, 1) }), apiKey), 403, "permission_denied");
+    expect(problem.detail).toContain("sig:references:write");
+  });
+
+  it("answers a malformed subject reference in the path as 404", async () => {
+    expect((await api("/sig/subjects/..", { key: org.apiKey })).status).toBe(404);
+    expect((await api(`/sig/subjects/${"y".repeat(129)}`, { key: org.apiKey })).status).toBe(404);
+  });
+});
