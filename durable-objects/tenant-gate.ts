@@ -118,11 +118,13 @@ export class TenantGate extends DurableObject<Env> {
     const row = this.#sql.exec<{ tokens: number; updated_at: number }>("SELECT tokens, updated_at FROM buckets WHERE name = ?", bucket).toArray()[0];
     const elapsed = row ? Math.max(0, now - row.updated_at) : 0;
     const tokens = row ? Math.min(burst, row.tokens + (elapsed * rate) / 1000) : burst;
+    // The refill clock never runs backwards, even if the wall clock does.
+    const refilledTo = row ? Math.max(row.updated_at, now) : now;
     if (tokens >= 1) {
-      this.#sql.exec("INSERT OR REPLACE INTO buckets (name, tokens, updated_at) VALUES (?, ?, ?)", bucket, tokens - 1, now);
+      this.#sql.exec("INSERT OR REPLACE INTO buckets (name, tokens, updated_at) VALUES (?, ?, ?)", bucket, tokens - 1, refilledTo);
       return { ok: true, remaining: Math.floor(tokens - 1) };
     }
-    this.#sql.exec("INSERT OR REPLACE INTO buckets (name, tokens, updated_at) VALUES (?, ?, ?)", bucket, tokens, now);
+    this.#sql.exec("INSERT OR REPLACE INTO buckets (name, tokens, updated_at) VALUES (?, ?, ?)", bucket, tokens, refilledTo);
     return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / rate)) };
   }
 
