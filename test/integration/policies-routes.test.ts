@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_POLICY_SPEC } from "../../src/domain/policy";
 import { api, createOrg, type CreatedOrg } from "../helpers/tenant";
 
@@ -16,7 +16,8 @@ const SPEC = {
 let a: CreatedOrg;
 let b: CreatedOrg;
 
-beforeAll(async () => {
+// Fresh organisations for each test: each test stays well inside one tenant's rate limit.
+beforeEach(async () => {
   a = await createOrg();
   b = await createOrg();
 });
