@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { dashboardToken } from "../helpers/jwt";
 import { api, createOrg, operator } from "../helpers/tenant";
 
 async function problem(res: Response) {
@@ -36,6 +37,14 @@ describe("acting in a descendant organisation (Service-Org)", () => {
     expect(rows.results).toHaveLength(1);
     expect(rows.results[0]).toMatchObject({ actor: `key:${root.keyId}`, target: "GET /platform/me", request_id: res.headers.get("X-Request-Id") });
     expect(JSON.parse(rows.results[0].detail)).toEqual({ from_org: root.orgId });
+  });
+
+  it("a dashboard user acts in a child too, audited as user:<sub>", async () => {
+    const token = await dashboardToken({ orgId: root.orgId, sub: "dana", permissions: ["org:read", "org:children:access"] });
+    const res = await me(token, grandchild.orgId);
+    expect(res.status).toBe(200);
+    const row = await env.DB_US.prepare("SELECT actor FROM audit_log WHERE org_id = ? AND action = 'org.act_as' AND actor = 'user:dana'").bind(grandchild.orgId).first();
+    expect(row).toEqual({ actor: "user:dana" });
   });
 
   it("acts in a grandchild (any descendant)", async () => {
@@ -91,7 +100,12 @@ describe("acting in a descendant organisation (Service-Org)", () => {
     expect((await me(top.apiKey)).status).toBe(200);
     expect((await me(top.apiKey, leaf.orgId)).status).toBe(401);
 
+    // Dashboard users of the subtree are refused the same way.
+    const token = await dashboardToken({ orgId: leaf.orgId, permissions: ["org:read"] });
+    expect((await me(token)).status).toBe(401);
+
     await operator("POST", `/platform/orgs/${mid.orgId}/unsuspend`);
+    expect((await me(token)).status).toBe(200);
     expect((await me(leaf.apiKey)).status).toBe(200);
     expect((await me(top.apiKey, leaf.orgId)).status).toBe(200);
   });
