@@ -7,7 +7,10 @@ import {
   type Policy,
   type PolicySpec,
 } from "../domain/policy";
+import { and, desc, eq } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
 import { auditStatement } from "./audit";
+import { policies } from "./schema/policies";
 
 /** The organisation a policy belongs to: its id, and its creation time (that of the built-in default). */
 export interface PolicyOwner {
@@ -15,25 +18,28 @@ export interface PolicyOwner {
   createdAt: string;
 }
 
-type PolicyRow = { name: string; version: number; spec: string; created_by: string; created_at: string };
+type PolicyRow = typeof policies.$inferSelect;
 
-function toPolicy(row: PolicyRow): Policy {
+function toPolicy(row: Pick<PolicyRow, "name" | "version" | "spec" | "createdBy" | "createdAt">): Policy {
   return {
     name: row.name,
     version: row.version,
     spec: PolicySpecSchema.parse(JSON.parse(row.spec)),
-    createdAt: row.created_at,
-    createdBy: row.created_by,
+    createdAt: row.createdAt,
+    createdBy: row.createdBy,
     builtin: false,
   };
 }
 
 /** The latest version of a policy (checks use it), or null when the tenant has no such policy. */
 export async function getLatestPolicy(db: D1Database, org: PolicyOwner, name: string): Promise<Policy | null> {
-  const row = await db
-    .prepare("SELECT name, version, spec, created_by, created_at FROM policies WHERE org_id = ? AND name = ? ORDER BY version DESC LIMIT 1")
-    .bind(org.id, name)
-    .first<PolicyRow>();
+  const row = await drizzle(db)
+    .select()
+    .from(policies)
+    .where(and(eq(policies.orgId, org.id), eq(policies.name, name)))
+    .orderBy(desc(policies.version))
+    .limit(1)
+    .get();
   if (row) return toPolicy(row);
   return name === DEFAULT_POLICY_NAME ? builtinDefaultPolicy(org.createdAt) : null;
 }
@@ -41,10 +47,11 @@ export async function getLatestPolicy(db: D1Database, org: PolicyOwner, name: st
 /** One version of a policy, or null. */
 export async function getPolicyVersion(db: D1Database, org: PolicyOwner, name: string, version: number): Promise<Policy | null> {
   if (name === DEFAULT_POLICY_NAME && version === 1) return builtinDefaultPolicy(org.createdAt);
-  const row = await db
-    .prepare("SELECT name, version, spec, created_by, created_at FROM policies WHERE org_id = ? AND name = ? AND version = ?")
-    .bind(org.id, name, version)
-    .first<PolicyRow>();
+  const row = await drizzle(db)
+    .select()
+    .from(policies)
+    .where(and(eq(policies.orgId, org.id), eq(policies.name, name), eq(policies.version, version)))
+    .get();
   return row ? toPolicy(row) : null;
 }
 
@@ -52,15 +59,15 @@ export async function getPolicyVersion(db: D1Database, org: PolicyOwner, name: s
 export async function listLatestPolicies(db: D1Database, org: PolicyOwner): Promise<Policy[]> {
   const { results } = await db
     .prepare(
-      `SELECT p.name, p.version, p.spec, p.created_by, p.created_at FROM policies p
+      `SELECT p.name, p.version, p.spec, p.created_by AS createdBy, p.created_at AS createdAt FROM policies p
        WHERE p.org_id = ?1 AND p.version = (SELECT MAX(version) FROM policies q WHERE q.org_id = ?1 AND q.name = p.name)
        ORDER BY p.created_at DESC, p.name`,
     )
     .bind(org.id)
-    .all<PolicyRow>();
-  const policies = results.map(toPolicy);
-  if (!policies.some((p) => p.name === DEFAULT_POLICY_NAME)) policies.push(builtinDefaultPolicy(org.createdAt));
-  return policies;
+    .all<Pick<PolicyRow, "name" | "version" | "spec" | "createdBy" | "createdAt">>();
+  const latest = results.map(toPolicy);
+  if (!latest.some((p) => p.name === DEFAULT_POLICY_NAME)) latest.push(builtinDefaultPolicy(org.createdAt));
+  return latest;
 }
 
 export interface PublishInput {
