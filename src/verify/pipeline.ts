@@ -1,0 +1,336 @@
+/**
+ * The verification pipeline the check and enrolment routes call: bytes in, decisions and figures out.
+ * Pure: no HTTP and no bindings. The WASM core, the subject's reference model and a template are passed in.
+ *
+ *   analyseDocument(bytes, opts)                  decode, judge quality, locate, crop
+ *   enrolReference(core, bytes, opts)             one reference file -> features, thumbnail (or a rejection)
+ *   checkDocument(core, bytes, model, policy, opts, onEvent?) -> CheckOutcome
+ *
+ * Pages are decoded one at a time and dropped once their signatures are cropped, so a long queued document
+ * never holds more than one page in memory. Decode failures are typed VerifyErrors and propagate; the
+ * routes map them to item errors.
+ */
+import { decide, type Decision } from "../domain/policy-defaults";
+import type { Core } from "./core";
+import { openDocument } from "./decode";
+import { extractFeatures, type SignatureFeatures } from "./features";
+import { compareToModel } from "./compare";
+import { locateSignatures, type LocatedSignature, type LocateTarget } from "./locate";
+import type { ReferenceModel } from "./model";
+import { assessQuality, type CaptureCue, type QualityReport } from "./quality";
+import { cropRaster, referenceThumbnailPng, signatureCropPng } from "./render";
+import type { TemplateModel } from "./template";
+import { VerifyError, isVerifyError, type Box, type DecodeLimits, type Raster, type VerifyErrorCode } from "./types";
+
+export interface AnalyseOptions {
+  /** The caller's input_type: `photo`, `scan`, `form`, `signature_image`, ... */
+  inputType?: string;
+  /** `page` is 1-based; `box` is in page pixels. */
+  target?: LocateTarget;
+  template?: TemplateModel;
+  limits?: Partial<DecodeLimits>;
+  /** The policy's quality floor: below it the input is UNREADABLE. */
+  qualityFloor: number;
+  /** Render the padded grey PNG crop of every located signature (default true). */
+  renderCrops?: boolean;
+}
+
+export interface Analysis {
+  pages: number;
+  /** Quality of the first page searched (the target page, else page 1), on a downscaled copy. */
+  quality: QualityReport;
+  signatures: LocatedSignature[];
+  /** Same order as `signatures`: the quality of each signature's own box. */
+  perSignatureQuality: QualityReport[];
+  /** The page (or every located signature) is below the quality floor. */
+  unreadable?: boolean;
+  /** Readable, but nothing that looks like a signature was found. */
+  noSignature?: boolean;
+  /** Same order as `signatures`: the pixels of each box (what the features are taken from). */
+  crops: Raster[];
+  /** Same order as `signatures`: grey PNG, box plus 8% padding, at most 640 px (when renderCrops). */
+  cropPngs: Uint8Array[];
+  /** Milliseconds spent per stage. */
+  timings: StageTimings;
+}
+
+export interface StageTimings {
+  decode: number;
+  quality: number;
+  locate: number;
+  features: number;
+  compare: number;
+}
+
+/** The stream events of spec 6.1, in their order, for the streamed check. */
+export type CheckEvent =
+  | { type: "quality"; data: QualityEvent }
+  | { type: "located"; data: { signatures: LocatedSignature[] } }
+  | { type: "comparing"; data: { reference_count: number } };
+
+export interface QualityEvent {
+  page: number;
+  score: number;
+  cue: CaptureCue;
+  cues: CaptureCue[];
+  figures: QualityReport["figures"];
+}
+
+const now = () => performance.now();
+
+export async function analyseDocument(
+  bytes: Uint8Array,
+  opts: AnalyseOptions,
+  onEvent?: (e: CheckEvent) => void | Promise<void>,
+): Promise<Analysis> {
+  const timings: StageTimings = { decode: 0, quality: 0, locate: 0, features: 0, compare: 0 };
+  let t = now();
+  const doc = await openDocument(bytes, opts.limits);
+  timings.decode += now() - t;
+
+  const targetPage = opts.target?.page;
+  if (targetPage !== undefined && (!Number.isInteger(targetPage) || targetPage < 1 || targetPage > doc.pageCount)) {
+    throw new VerifyError("page_out_of_range", `target.page ${targetPage} is outside the document's ${doc.pageCount} page(s)`, targetPage);
+  }
+  const pageNumbers = targetPage !== undefined ? [targetPage] : Array.from({ length: doc.pageCount }, (_, i) => i + 1);
+
+  let quality: QualityReport | undefined;
+  const signatures: LocatedSignature[] = [];
+  const perSignatureQuality: QualityReport[] = [];
+  const crops: Raster[] = [];
+  const cropPngs: Uint8Array[] = [];
+  let skipped: VerifyError | undefined;
+
+  for (const pageNo of pageNumbers) {
+    t = now();
+    let raster: Raster;
+    try {
+      raster = await doc.decodePage(pageNo - 1);
+    } catch (err) {
+      // A text-only page among scanned ones (a cover letter) is passed over; the document fails only if
+      // no page has anything to verify.
+      if (isVerifyError(err) && err.code === "no_raster_content" && pageNumbers.length > 1) {
+        skipped = err;
+        timings.decode += now() - t;
+        continue;
+      }
+      throw err;
+    }
+    timings.decode += now() - t;
+
+    if (!quality) {
+      t = now();
+      quality = assessQuality(raster, { inputType: opts.inputType, kind: "page" });
+      timings.quality += now() - t;
+      await onEvent?.({ type: "quality", data: { page: pageNo, score: quality.score, cue: quality.cue, cues: quality.cues, figures: quality.figures } });
+      if (quality.score < opts.qualityFloor) {
+        return { pages: doc.pageCount, quality, signatures: [], perSignatureQuality: [], unreadable: true, crops: [], cropPngs: [], timings };
+      }
+    }
+
+    t = now();
+    const found = locateSignatures([raster], { inputType: opts.inputType, target: opts.target?.box ? { box: opts.target.box } : undefined, template: opts.template });
+    timings.locate += now() - t;
+    for (const s of found) {
+      t = now();
+      const q = assessQuality(raster, { inputType: opts.inputType, region: s.box, kind: "crop" });
+      timings.quality += now() - t;
+      signatures.push({ ...s, index: signatures.length, page: pageNo });
+      perSignatureQuality.push(q);
+      crops.push(cropRaster(raster, s.box));
+      if (opts.renderCrops !== false) cropPngs.push(await signatureCropPng(raster, s.box));
+    }
+  }
+  if (!quality) throw skipped ?? new VerifyError("no_raster_content", "the document holds no page with an image to verify");
+
+  await onEvent?.({ type: "located", data: { signatures } });
+  const analysis: Analysis = { pages: doc.pageCount, quality, signatures, perSignatureQuality, crops, cropPngs, timings };
+  if (signatures.length === 0) analysis.noSignature = true;
+  else if (perSignatureQuality.every((q) => q.score < opts.qualityFloor)) analysis.unreadable = true;
+  return analysis;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Enrolment
+
+export interface EnrolOptions {
+  inputType?: string;
+  target?: LocateTarget;
+  limits?: Partial<DecodeLimits>;
+  qualityFloor: number;
+}
+
+export interface EnrolledReference {
+  features: SignatureFeatures;
+  quality: QualityReport;
+  /** 1-based page and the box in page pixels the features were taken from. */
+  page: number;
+  box: Box;
+  /** Grey PNG of the file's first page, at most 512 px on the long side. */
+  thumbnailPng: Uint8Array;
+}
+
+export interface RejectedReference {
+  rejected: "no_signature" | "unreadable" | VerifyErrorCode;
+  detail: string;
+}
+
+/**
+ * One reference file: the most confident signature on its first page (or the target page) becomes the
+ * reference. Expected failures are returned, not thrown, so one bad file does not sink a batch.
+ */
+export async function enrolReference(core: Core, bytes: Uint8Array, opts: EnrolOptions): Promise<EnrolledReference | RejectedReference> {
+  try {
+    const doc = await openDocument(bytes, opts.limits);
+    const pageNo = opts.target?.page ?? 1;
+    if (!Number.isInteger(pageNo) || pageNo < 1 || pageNo > doc.pageCount) {
+      return { rejected: "page_out_of_range", detail: `target.page ${pageNo} is outside the file's ${doc.pageCount} page(s)` };
+    }
+    const first = await doc.decodePage(0);
+    const thumbnailPng = await referenceThumbnailPng(first);
+    const page = pageNo === 1 ? first : await doc.decodePage(pageNo - 1);
+    const inputType = opts.inputType ?? "signature_image";
+    const pageQuality = assessQuality(page, { inputType, kind: "page" });
+    if (pageQuality.score < opts.qualityFloor) {
+      return { rejected: "unreadable", detail: `the reference image is too poor to learn from (quality ${pageQuality.score}: ${pageQuality.cue})` };
+    }
+    const found = locateSignatures([page], { inputType, target: opts.target?.box ? { box: opts.target.box } : undefined });
+    if (found.length === 0) return { rejected: "no_signature", detail: "no signature was found in the reference file" };
+    const best = found.reduce((a, b) => (b.confidence > a.confidence ? b : a));
+    const quality = assessQuality(page, { inputType, region: best.box, kind: "crop" });
+    if (quality.score < opts.qualityFloor) {
+      return { rejected: "unreadable", detail: `the signature in the reference is too poor to learn from (quality ${quality.score}: ${quality.cue})` };
+    }
+    const features = extractFeatures(core, cropRaster(page, best.box));
+    if (!features.inkFound) return { rejected: "no_signature", detail: "the located signature holds no ink" };
+    return { features, quality, page: pageNo, box: best.box, thumbnailPng };
+  } catch (err) {
+    if (isVerifyError(err)) return { rejected: err.code, detail: err.message };
+    throw err;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Checks
+
+export interface CheckPolicy {
+  thresholds: { auto_approve: number; approve: number; flag: number };
+  quality_floor: number;
+  min_references: number;
+}
+
+/** The subject has fewer usable references than the policy asks for: an item error, not a decision. */
+export class InsufficientReferencesError extends Error {
+  readonly code = "insufficient_references";
+  constructor(readonly have: number, readonly need: number) {
+    super(`the subject has ${have} usable reference(s); the policy needs at least ${need}`);
+    this.name = "InsufficientReferencesError";
+  }
+}
+
+export interface DeviatingRegion {
+  /** In page pixels. */
+  box: Box;
+  /** Zone distance over the mean zone distance (1 = typical). */
+  deviation: number;
+}
+
+export interface CheckedSignature extends LocatedSignature {
+  /** Calibrated similarity to the subject's references, in [0, 1]; null when the crop was unreadable. */
+  score: number | null;
+  quality: number;
+  unreadable?: boolean;
+  bestReferenceId?: string;
+  regions?: DeviatingRegion[];
+}
+
+export interface CheckOutcome {
+  decision: Decision;
+  /** The best signature's score; null for UNREADABLE and NO_SIGNATURE. */
+  score: number | null;
+  pages: number;
+  signatures: CheckedSignature[];
+  /** `index` of the best-matching signature. */
+  bestSignature: number | null;
+  bestReferenceId: string | null;
+  /** The regions of the best signature that deviated most from its best reference. */
+  regions: DeviatingRegion[];
+  quality: QualityReport;
+  referenceCount: number;
+  /** Same order as `signatures`: grey PNG crops for reviewers. */
+  cropPngs: Uint8Array[];
+  timings: StageTimings;
+}
+
+export async function checkDocument(
+  core: Core,
+  bytes: Uint8Array,
+  model: ReferenceModel,
+  policy: CheckPolicy,
+  opts: Omit<AnalyseOptions, "qualityFloor">,
+  onEvent?: (e: CheckEvent) => void | Promise<void>,
+): Promise<CheckOutcome> {
+  const active = model.refs.filter((r) => !r.outlier).length;
+  if (active < Math.max(1, policy.min_references)) throw new InsufficientReferencesError(active, Math.max(1, policy.min_references));
+
+  const a = await analyseDocument(bytes, { ...opts, qualityFloor: policy.quality_floor }, onEvent);
+  const base = {
+    pages: a.pages,
+    quality: a.quality,
+    referenceCount: active,
+    cropPngs: a.cropPngs,
+    timings: a.timings,
+    bestReferenceId: null,
+    regions: [],
+  };
+  const located: CheckedSignature[] = a.signatures.map((s, i) => ({
+    ...s,
+    score: null,
+    quality: a.perSignatureQuality[i].score,
+    ...(a.perSignatureQuality[i].score < policy.quality_floor ? { unreadable: true } : {}),
+  }));
+  if (a.unreadable) return { ...base, decision: "UNREADABLE", score: null, signatures: located, bestSignature: null };
+  if (a.noSignature) return { ...base, decision: "NO_SIGNATURE", score: null, signatures: [], bestSignature: null };
+
+  await onEvent?.({ type: "comparing", data: { reference_count: active } });
+  let best: CheckedSignature | undefined;
+  for (let i = 0; i < located.length; i++) {
+    const s = located[i];
+    if (s.unreadable) continue;
+    let t = now();
+    const features = extractFeatures(core, a.crops[i]);
+    a.timings.features += now() - t;
+    t = now();
+    const c = compareToModel(core, features, model);
+    a.timings.compare += now() - t;
+    s.score = round4(c.score);
+    s.bestReferenceId = c.bestRefId;
+    s.regions = c.regions.map((r) => ({ box: toPageBox(r.box, s.box), deviation: round4(r.deviation) }));
+    if (!best || (s.score ?? 0) > (best.score ?? 0)) best = s;
+  }
+  if (!best) return { ...base, decision: "UNREADABLE", score: null, signatures: located, bestSignature: null };
+  const score = best.score ?? 0;
+  return {
+    ...base,
+    decision: decide(score, policy.thresholds),
+    score,
+    signatures: located,
+    bestSignature: best.index,
+    bestReferenceId: best.bestReferenceId ?? null,
+    regions: best.regions ?? [],
+  };
+}
+
+/** A box in [0, 1] coordinates of a crop, in page pixels. */
+function toPageBox(r: Box, crop: Box): Box {
+  return {
+    x: Math.round(crop.x + r.x * crop.w),
+    y: Math.round(crop.y + r.y * crop.h),
+    w: Math.max(1, Math.round(r.w * crop.w)),
+    h: Math.max(1, Math.round(r.h * crop.h)),
+  };
+}
+
+function round4(v: number): number {
+  return Math.round(v * 10000) / 10000;
+}

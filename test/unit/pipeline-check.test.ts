@@ -1,0 +1,150 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_QUALITY_FLOOR, DEFAULT_THRESHOLDS } from "../../src/domain/policy-defaults";
+import { getCore } from "../../src/verify/core-module";
+import { buildReferenceModel, type ReferenceModel } from "../../src/verify/model";
+import {
+  InsufficientReferencesError,
+  analyseDocument,
+  checkDocument,
+  enrolReference,
+  type CheckEvent,
+  type EnrolledReference,
+} from "../../src/verify/pipeline";
+import { decodePage } from "../../src/verify/decode";
+import {
+  blurredPhoto,
+  boxIoU,
+  darkPhoto,
+  encodeJpeg,
+  encodePng,
+  makeWriter,
+  photoOf,
+  renderForm,
+  renderSignature,
+  signatureBoxes,
+  toPdf,
+} from "../fixtures/generator";
+
+const policy = { thresholds: DEFAULT_THRESHOLDS, quality_floor: DEFAULT_QUALITY_FLOOR, min_references: 1 };
+const writer = makeWriter(3);
+const W = 1240;
+const H = 1754;
+const box = signatureBoxes(W, H, 1)[0];
+const signedForm = (seed: number) => renderForm({ signatures: [{ writer, variant: 11, box }], width: W, height: H, seed, stamp: true });
+
+let model: ReferenceModel;
+
+beforeAll(async () => {
+  const core = getCore();
+  const refs = [];
+  for (let v = 1; v <= 4; v++) {
+    const e = await enrolReference(core, encodePng(renderSignature(writer, { variant: v })), { qualityFloor: DEFAULT_QUALITY_FLOOR });
+    if ("rejected" in e) throw new Error(`reference ${v} rejected: ${e.detail}`);
+    refs.push({ refId: `ref-${v}`, features: e.features });
+  }
+  model = buildReferenceModel(core, refs);
+});
+
+describe("enrolReference", () => {
+  it("takes a bare signature image: features, the box, and a thumbnail within 512 px", async () => {
+    const sig = renderSignature(writer, { variant: 2, height: 700 });
+    const e = (await enrolReference(getCore(), encodePng(sig), { qualityFloor: DEFAULT_QUALITY_FLOOR })) as EnrolledReference;
+    expect("rejected" in e).toBe(false);
+    expect(e.features.inkFound).toBe(true);
+    expect(e.page).toBe(1);
+    expect(e.quality.score).toBeGreaterThanOrEqual(DEFAULT_QUALITY_FLOOR);
+    const thumb = await decodePage(e.thumbnailPng, 0);
+    expect(Math.max(thumb.width, thumb.height)).toBe(512);
+    expect(thumb.width / thumb.height).toBeCloseTo(sig.width / sig.height, 1);
+  });
+
+  it("rejects a blank image, a dark photo and a corrupt file without throwing", async () => {
+    const core = getCore();
+    const blank = await enrolReference(core, encodePng({ width: 400, height: 150, data: new Uint8Array(400 * 150).fill(255) }), { qualityFloor: DEFAULT_QUALITY_FLOOR });
+    expect(blank).toMatchObject({ rejected: "no_signature" });
+    const dark = await enrolReference(core, encodeJpeg(darkPhoto(renderSignature(writer, { variant: 1 }))), { qualityFloor: DEFAULT_QUALITY_FLOOR, inputType: "photo" });
+    expect(dark).toMatchObject({ rejected: "unreadable" });
+    const corrupt = await enrolReference(core, encodePng(renderSignature(writer)).slice(0, 60), { qualityFloor: DEFAULT_QUALITY_FLOOR });
+    expect(corrupt).toMatchObject({ rejected: "corrupt_file" });
+  });
+});
+
+describe("checkDocument", () => {
+  it("finds the signature on a busy form, scores it, and streams quality, located, comparing in that order", async () => {
+    const form = signedForm(2);
+    const events: CheckEvent[] = [];
+    const out = await checkDocument(getCore(), encodeJpeg(form.raster, 90), model, policy, { inputType: "form" }, (e) => {
+      events.push(e);
+    });
+    expect(events.map((e) => e.type)).toEqual(["quality", "located", "comparing"]);
+    expect(events[2]).toEqual({ type: "comparing", data: { reference_count: 4 } });
+    expect(["AUTO_APPROVE", "APPROVE", "FLAG", "FAILED"]).toContain(out.decision);
+    expect(out.signatures.length).toBeGreaterThanOrEqual(1);
+    const best = out.signatures.find((s) => s.index === out.bestSignature)!;
+    expect(best.page).toBe(1);
+    expect(boxIoU(best.box, form.signatures[0].inkBox)).toBeGreaterThan(0.3);
+    expect(out.score).toBe(best.score);
+    expect(out.bestReferenceId).toMatch(/^ref-\d$/);
+    expect(out.regions.length).toBeGreaterThan(0);
+    for (const r of out.regions) {
+      // Deviating regions are in page pixels, inside the signature's box.
+      expect(r.box.x).toBeGreaterThanOrEqual(best.box.x - 1);
+      expect(r.box.x + r.box.w).toBeLessThanOrEqual(best.box.x + best.box.w + 1);
+    }
+    expect(out.cropPngs).toHaveLength(out.signatures.length);
+    const crop = await decodePage(out.cropPngs[out.bestSignature!], 0);
+    expect(Math.max(crop.width, crop.height)).toBeLessThanOrEqual(640);
+  });
+
+  it("scores the subject's own signature above another writer's", async () => {
+    const mine = await checkDocument(getCore(), encodePng(renderSignature(writer, { variant: 9 })), model, policy, { inputType: "signature_image" });
+    const theirs = await checkDocument(getCore(), encodePng(renderSignature(makeWriter(41), { variant: 9 })), model, policy, { inputType: "signature_image" });
+    expect(mine.score!).toBeGreaterThan(theirs.score!);
+  });
+
+  it("returns NO_SIGNATURE for a blank page and for a blank form", async () => {
+    const blankPage = { width: W, height: H, data: new Uint8Array(W * H).fill(255) };
+    const a = await checkDocument(getCore(), encodePng(blankPage), model, policy, { inputType: "scan" });
+    expect(a.decision).toBe("NO_SIGNATURE");
+    expect(a.score).toBeNull();
+    const blankForm = renderForm({ signatures: [], width: W, height: H, seed: 7 });
+    const b = await checkDocument(getCore(), encodeJpeg(blankForm.raster, 90), model, policy, { inputType: "form" });
+    expect(b.decision).toBe("NO_SIGNATURE");
+  });
+
+  it("returns UNREADABLE for a strongly blurred photo and for a dark photo, before comparing", async () => {
+    const form = signedForm(4);
+    for (const photo of [blurredPhoto(photoOf(form.raster, { width: 640, blur: 0 })), darkPhoto(photoOf(form.raster, { width: 640, blur: 0 }))]) {
+      const events: string[] = [];
+      const out = await checkDocument(getCore(), encodeJpeg(photo, 90), model, policy, { inputType: "photo" }, (e) => {
+        events.push(e.type);
+      });
+      expect(out.decision).toBe("UNREADABLE");
+      expect(out.quality.score).toBeLessThan(DEFAULT_QUALITY_FLOOR);
+      expect(events).not.toContain("comparing");
+    }
+    // The same page photographed normally is readable.
+    const fine = await analyseDocument(encodeJpeg(photoOf(form.raster, { width: 640, seed: 3 }), 90), { inputType: "photo", qualityFloor: DEFAULT_QUALITY_FLOOR });
+    expect(fine.unreadable).toBeFalsy();
+    expect(fine.quality.score).toBeGreaterThan(0.7);
+  });
+
+  it("searches only target.page, passes over text-only pages, and numbers pages from 1", async () => {
+    const form = signedForm(5);
+    const pdf = await toPdf([{}, { jpeg: encodeJpeg(form.raster, 85) }]);
+    const all = await analyseDocument(pdf, { inputType: "form", qualityFloor: DEFAULT_QUALITY_FLOOR });
+    expect(all.pages).toBe(2);
+    expect(all.signatures.length).toBeGreaterThanOrEqual(1);
+    expect(all.signatures.every((s) => s.page === 2)).toBe(true);
+    expect(all.signatures.map((s) => s.index)).toEqual(all.signatures.map((_, i) => i));
+    await expect(analyseDocument(pdf, { inputType: "form", target: { page: 1 }, qualityFloor: DEFAULT_QUALITY_FLOOR })).rejects.toMatchObject({ code: "no_raster_content" });
+    await expect(analyseDocument(pdf, { inputType: "form", target: { page: 3 }, qualityFloor: DEFAULT_QUALITY_FLOOR })).rejects.toMatchObject({ code: "page_out_of_range" });
+  });
+
+  it("refuses a model with fewer usable references than the policy needs", async () => {
+    const form = signedForm(6);
+    await expect(checkDocument(getCore(), encodeJpeg(form.raster), model, { ...policy, min_references: 5 }, { inputType: "form" })).rejects.toBeInstanceOf(
+      InsufficientReferencesError,
+    );
+  });
+});
