@@ -1,0 +1,72 @@
+/**
+ * The check methods of the engine, bound to src/verify/pipeline and the isolate's WASM core, joined to
+ * the enrolment methods of liveEngine(): the one object checks use.
+ */
+import { getCore } from "../verify/core-module";
+import { openDocument } from "../verify/decode";
+import { checkDocument, InsufficientReferencesError } from "../verify/pipeline";
+import type { ReferenceModel } from "../verify/model";
+import { signatureCropPng } from "../verify/render";
+import { VerifyError } from "../verify/types";
+import type { CheckEngine, VerificationEngine } from "./engine";
+import { liveEngine } from "./engine-live";
+
+/** The subject's usable references are fewer than the policy asks for. */
+export class NotEnoughReferences extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "NotEnoughReferences";
+  }
+}
+
+let engine: (VerificationEngine & CheckEngine) | undefined;
+
+export function liveCheckEngine(): VerificationEngine & CheckEngine {
+  engine ??= {
+    ...liveEngine(),
+
+    async checkDocument(bytes, model, policy, opts, onEvent) {
+      let outcome;
+      try {
+        outcome = await checkDocument(
+          getCore(),
+          bytes,
+          model as ReferenceModel,
+          { thresholds: policy.thresholds, quality_floor: policy.quality_floor, min_references: 1 },
+          { inputType: opts.inputType ?? undefined, target: opts.target ?? undefined },
+          async (e) => {
+            if (e.type === "quality") {
+              const { page, score, cue, figures } = e.data;
+              await onEvent?.({ type: "quality", page, quality: { score, cue, figures: figures as unknown as Record<string, unknown> } });
+            } else if (e.type === "located") {
+              await onEvent?.({ type: "located", signatures: e.data.signatures.map((s) => ({ index: s.index, page: s.page, box: s.box, confidence: s.confidence })) });
+            } else {
+              await onEvent?.({ type: "comparing", referenceCount: e.data.reference_count });
+            }
+          },
+        );
+      } catch (err) {
+        if (err instanceof InsufficientReferencesError) throw new NotEnoughReferences(err.message);
+        throw err;
+      }
+      const best = outcome.bestSignature === null ? undefined : outcome.signatures.find((s) => s.index === outcome.bestSignature);
+      return {
+        decision: outcome.decision,
+        score: outcome.score,
+        pages: outcome.pages,
+        quality: { score: outcome.quality.score, cue: outcome.quality.cue, figures: outcome.quality.figures as unknown as Record<string, unknown> },
+        signatures: outcome.signatures.map((s) => ({ index: s.index, page: s.page, box: s.box, confidence: s.confidence, score: s.score })),
+        best: best && outcome.bestReferenceId && outcome.score !== null ? { signatureIndex: best.index, refId: outcome.bestReferenceId, score: outcome.score } : null,
+        regions: outcome.regions,
+        cropPngs: outcome.cropPngs,
+      };
+    },
+
+    async signatureCrop(bytes, page, box) {
+      const doc = await openDocument(bytes);
+      if (page < 1 || page > doc.pageCount) throw new VerifyError("page_out_of_range", `page ${page} is outside the document`);
+      return signatureCropPng(await doc.decodePage(page - 1), box);
+    },
+  };
+  return engine;
+}

@@ -1,0 +1,328 @@
+/**
+ * Checks as an application service: creating a job (inputs into the inbox, rows into D1, the Job DO),
+ * running one item (shared by the inline, streamed and queued paths), and settling an item's outcome so
+ * that it counts exactly once: in D1, in the Job DO, in the month's usage and on the subject.
+ */
+import { jobObject } from "../../durable-objects/job-client";
+import type { JobState } from "../../durable-objects/job";
+import type { Env } from "../env";
+import type { Org, RegionStore } from "../http/context";
+import { ProblemError } from "../http/problem";
+import { countUsage } from "../http/billing";
+import { checkId, type JobMode } from "../domain/job";
+import type { NormalisedItem } from "../domain/check-request";
+import type { Policy } from "../domain/policy";
+import { canonicalJson } from "../domain/policy";
+import { isVerifyError } from "../verify/types";
+import { checksRepo } from "../storage/checks";
+import type { CheckItemRow, CheckJobRow } from "../storage/schema/checks";
+import { subjectsRepo } from "../storage/subjects";
+import type { CheckEngine, CheckEvent, CheckPolicy, VerificationEngine } from "./engine";
+import { decidedResult, errorResult, storedResultOf, type ItemBasics, type ItemError, type StoredResult } from "./check-results";
+import { cropKey, inboxExpired, inboxExpiry, inboxPrefix, inputKey, itemReferenceKey } from "./inbox";
+import { NotEnoughReferences } from "./check-engine-live";
+import { deletePrefix } from "../storage/files";
+
+/** One message of the check queue: one item of one job. */
+export interface CheckMessage {
+  kind: "check_item";
+  orgId: string;
+  jobId: string;
+  index: number;
+}
+
+export interface CheckContext {
+  env: Env;
+  org: Org;
+  store: RegionStore;
+  engine: VerificationEngine & CheckEngine;
+}
+
+export interface PreparedInput {
+  bytes: Uint8Array;
+  contentType: string | null;
+  fileName: string | null;
+}
+
+export interface PreparedItem {
+  item: NormalisedItem;
+  input: PreparedInput;
+  pages: number;
+  references: PreparedInput[];
+}
+
+/** What is stored with each item: the normalised request item and where its references are. */
+interface ItemSpec extends NormalisedItem {
+  referenceKeys: string[];
+  referenceLabels: string[];
+}
+
+/** Thrown from a stage boundary when the item's inline budget has run out; the queue finishes it. */
+export class BudgetExceeded extends Error {
+  constructor() {
+    super("the item's budget ran out");
+    this.name = "BudgetExceeded";
+  }
+}
+
+function isConstraintError(err: unknown): boolean {
+  return /UNIQUE|PRIMARY KEY|constraint/i.test(String((err as Error)?.message ?? err));
+}
+
+/**
+ * Creates a job: its rows (job and items) in D1, its inputs in the inbox, and its Job DO. A job id
+ * that exists already is a 409 conflict. Nothing is left behind when the inputs cannot be stored.
+ */
+export async function createJob(
+  ctx: CheckContext,
+  args: { jobId: string; mode: JobMode; policy: Policy; metadata: Record<string, unknown> | null; actor: string; items: PreparedItem[] },
+): Promise<CheckJobRow> {
+  const now = new Date();
+  const nowIso = now.toISOString();
+  const orgId = ctx.org.id;
+  const files: { key: string; bytes: Uint8Array; contentType: string }[] = [];
+  const itemRows: CheckItemRow[] = args.items.map((p) => {
+    const key = inputKey(orgId, args.jobId, p.item.index);
+    files.push({ key, bytes: p.input.bytes, contentType: p.input.contentType ?? "application/octet-stream" });
+    const referenceKeys = p.references.map((r, n) => {
+      const refKey = itemReferenceKey(orgId, args.jobId, p.item.index, n);
+      files.push({ key: refKey, bytes: r.bytes, contentType: r.contentType ?? "application/octet-stream" });
+      return refKey;
+    });
+    const referenceLabels = p.item.references.map((s, n) => ("part" in s ? s.part : `references[${n}]`));
+    const spec: ItemSpec = { ...p.item, referenceKeys, referenceLabels };
+    return {
+      orgId,
+      jobId: args.jobId,
+      itemIndex: p.item.index,
+      state: "pending",
+      subjectReference: p.item.subjectReference,
+      reference: p.item.reference,
+      process: p.item.process,
+      inputType: p.item.inputType,
+      fileName: p.item.fileName ?? p.input.fileName,
+      spec: JSON.stringify(spec),
+      inputKey: key,
+      pageCount: p.pages,
+      decision: null,
+      score: null,
+      billable: 0,
+      result: null,
+      createdAt: nowIso,
+      completedAt: null,
+    };
+  });
+  const job: CheckJobRow = {
+    orgId,
+    jobId: args.jobId,
+    status: "queued",
+    source: "api",
+    mode: args.mode,
+    policy: `${args.policy.name}@${args.policy.version}`,
+    policySpec: canonicalJson(args.policy.spec),
+    itemCount: itemRows.length,
+    completedItems: 0,
+    metadata: args.metadata ? JSON.stringify(args.metadata) : null,
+    createdBy: args.actor,
+    createdAt: nowIso,
+    updatedAt: nowIso,
+    completedAt: null,
+    inboxExpiresAt: inboxExpiry(now, ctx.org.inboxTtlSeconds),
+    inboxSweptAt: null,
+  };
+
+  const repo = checksRepo(ctx.store.db);
+  try {
+    await repo.insertJob(job, itemRows);
+  } catch (err) {
+    if (!isConstraintError(err)) throw err;
+    throw new ProblemError("conflict", `A job with job_id ${args.jobId} exists already; choose another job_id or read it with GET /sig/checks/${args.jobId}.`, {
+      extensions: { job_id: args.jobId },
+    });
+  }
+  try {
+    for (const f of files) await ctx.store.files.put(f.key, f.bytes, { httpMetadata: { contentType: f.contentType } });
+    await jobObject(ctx.env, orgId, args.jobId).init(orgId, args.jobId, itemRows.length);
+  } catch (err) {
+    console.error("check inputs could not be stored", args.jobId, err);
+    await deletePrefix(ctx.store.files, inboxPrefix(orgId, args.jobId)).catch(() => 0);
+    await repo.deleteJob(orgId, args.jobId).catch(() => undefined);
+    throw new ProblemError("unavailable", "The check's inputs could not be stored; nothing was kept. Retry the request.", {
+      headers: { "Retry-After": "5" },
+    });
+  }
+  return job;
+}
+
+/** Hands items to the check queue. */
+export async function enqueueItems(ctx: Pick<CheckContext, "env" | "org">, jobId: string, indexes: number[]): Promise<void> {
+  const messages = indexes.map((index) => ({ body: { kind: "check_item", orgId: ctx.org.id, jobId, index } satisfies CheckMessage }));
+  for (let i = 0; i < messages.length; i += 100) await ctx.env.CHECK_QUEUE.sendBatch(messages.slice(i, i + 100));
+}
+
+export interface RunOptions {
+  /** Epoch ms after which the item is abandoned at the next stage (inline checks only). */
+  deadline?: number;
+  onEvent?: (e: CheckEvent) => void | Promise<void>;
+}
+
+/**
+ * Runs one item to its stored outcome and settles it. An item stored before (a redelivery, or an
+ * inline run that finished after its request gave up) is not computed again, only settled again,
+ * which changes nothing that was already counted.
+ */
+export async function runItem(ctx: CheckContext, jobId: string, index: number, opts: RunOptions = {}): Promise<StoredResult> {
+  const repo = checksRepo(ctx.store.db);
+  const [job, item] = await Promise.all([repo.job(ctx.org.id, jobId), repo.item(ctx.org.id, jobId, index)]);
+  if (!job || !item) throw new Error(`check item ${jobId}/${index} does not exist`);
+  const done = storedResultOf(item);
+  if (item.state === "done" && done) {
+    await settle(ctx, job, done);
+    return done;
+  }
+  const started = await jobObject(ctx.env, ctx.org.id, jobId).start();
+  if (started) await repo.mirrorProgress(ctx.org.id, jobId, started);
+
+  const result = await evaluate(ctx, job, item, opts);
+  const stored = await repo.finishItem(ctx.org.id, jobId, index, {
+    decision: result.decision,
+    score: result.score,
+    billable: result.billable,
+    result: JSON.stringify(result),
+    completedAt: result.completed_at,
+    pageCount: result.pages ?? item.pageCount,
+  });
+  // Another delivery stored its outcome first: that one stands.
+  const final = stored ? result : (storedResultOf((await repo.item(ctx.org.id, jobId, index))!) ?? result);
+  await settle(ctx, job, final);
+  return final;
+}
+
+/** An item whose queue messages ran out of retries gets an error outcome, so its job can finish. */
+export async function giveUpItem(ctx: CheckContext, jobId: string, index: number): Promise<void> {
+  const repo = checksRepo(ctx.store.db);
+  const [job, item] = await Promise.all([repo.job(ctx.org.id, jobId), repo.item(ctx.org.id, jobId, index)]);
+  if (!job || !item) return;
+  if (item.state !== "done") {
+    const result = errorResult(basicsOf(job, item, specOf(item)), {
+      code: "processing_failed",
+      detail: "The item could not be checked after repeated attempts; submit it again.",
+    });
+    await repo.finishItem(ctx.org.id, jobId, index, {
+      decision: null, score: null, billable: false, result: JSON.stringify(result), completedAt: result.completed_at, pageCount: item.pageCount,
+    });
+  }
+  const final = storedResultOf((await repo.item(ctx.org.id, jobId, index))!);
+  if (final) await settle(ctx, job, final);
+}
+
+function specOf(item: CheckItemRow): ItemSpec {
+  return JSON.parse(item.spec) as ItemSpec;
+}
+
+function basicsOf(job: CheckJobRow, item: CheckItemRow, spec: ItemSpec): ItemBasics {
+  return {
+    jobId: job.jobId,
+    index: item.itemIndex,
+    subjectReference: item.subjectReference,
+    reference: item.reference,
+    process: item.process,
+    inputType: item.inputType,
+    fileName: item.fileName,
+    metadata: spec.metadata,
+    policy: job.policy,
+    createdAt: item.createdAt,
+  };
+}
+
+/** Counts an item's stored outcome everywhere it counts. Every step is idempotent. */
+async function settle(ctx: CheckContext, job: CheckJobRow, result: StoredResult): Promise<void> {
+  const completion = await jobObject(ctx.env, ctx.org.id, job.jobId).completeItem(result.item_index, result.decision !== null);
+  await countUsage(ctx.env, ctx.org, [checkId(job.jobId, result.item_index)]);
+  if (completion) await checksRepo(ctx.store.db).mirrorProgress(ctx.org.id, job.jobId, completion.state);
+  if (result.subject_reference) {
+    await checksRepo(ctx.store.db).recordLastCheck(ctx.org.id, result.subject_reference, {
+      id: result.check_id,
+      decision: result.decision,
+      at: result.completed_at,
+    });
+  }
+}
+
+/** A reference model to compare with, or the error that stops the item. */
+async function modelFor(ctx: CheckContext, spec: ItemSpec): Promise<{ model: unknown; count: number } | ItemError> {
+  if (spec.referenceKeys.length > 0) {
+    const refs: { refId: string; features: unknown }[] = [];
+    for (const [n, key] of spec.referenceKeys.entries()) {
+      const obj = await ctx.store.files.get(key);
+      if (!obj) return { code: "input_expired", detail: "The item's references have expired from the job's inbox." };
+      try {
+        const enrolled = await ctx.engine.enrolReference(new Uint8Array(await obj.arrayBuffer()));
+        if (enrolled.ok) refs.push({ refId: spec.referenceLabels[n], features: enrolled.features });
+      } catch (err) {
+        if (!isVerifyError(err)) throw err;
+      }
+    }
+    if (refs.length === 0) return { code: "no_references", detail: "None of the item's references holds a usable signature." };
+    return { model: (await ctx.engine.buildModel(refs)).model, count: refs.length };
+  }
+  const subjectReference = spec.subjectReference!;
+  const repo = subjectsRepo(ctx.store.db);
+  const subject = await repo.get(ctx.org.id, subjectReference);
+  if (!subject) return { code: "subject_not_found", detail: `The subject ${subjectReference} does not exist; enrol references first.` };
+  const live = (await repo.references(ctx.org.id, subjectReference)).filter((r) => r.status === "enrolled");
+  const obj = subject.modelKey ? await ctx.store.files.get(subject.modelKey) : null;
+  if (!obj || live.length === 0) return { code: "no_references", detail: `The subject ${subjectReference} has no enrolled reference.` };
+  const stored = (await obj.json()) as { model: unknown };
+  return { model: stored.model, count: live.length };
+}
+
+/** The item's outcome: a decision, or an error. Only unexpected failures (and BudgetExceeded) throw. */
+async function evaluate(ctx: CheckContext, job: CheckJobRow, item: CheckItemRow, opts: RunOptions): Promise<StoredResult> {
+  const spec = specOf(item);
+  const basics = basicsOf(job, item, spec);
+  const checkpoint = () => {
+    if (opts.deadline !== undefined && Date.now() > opts.deadline) throw new BudgetExceeded();
+  };
+  if (inboxExpired(job)) return errorResult(basics, { code: "input_expired", detail: "The item's input has expired from the job's inbox." });
+  const obj = await ctx.store.files.get(item.inputKey);
+  if (!obj) return errorResult(basics, { code: "input_expired", detail: "The item's input has expired from the job's inbox." });
+  const bytes = new Uint8Array(await obj.arrayBuffer());
+
+  const policySpec = JSON.parse(job.policySpec) as CheckPolicy & { min_references: number };
+  const model = await modelFor(ctx, spec);
+  checkpoint();
+  if ("code" in model) return errorResult(basics, model, item.pageCount);
+  if (model.count < policySpec.min_references) {
+    return errorResult(
+      basics,
+      { code: "not_enough_references", detail: `The policy ${job.policy} needs ${policySpec.min_references} references; ${model.count} are usable.` },
+      item.pageCount,
+    );
+  }
+  try {
+    const doc = await ctx.engine.checkDocument(
+      bytes,
+      model.model,
+      { thresholds: policySpec.thresholds, quality_floor: policySpec.quality_floor },
+      { inputType: spec.inputType, target: spec.target },
+      async (e) => {
+        checkpoint();
+        await opts.onEvent?.(e.type === "comparing" ? { ...e, referenceCount: e.referenceCount || model.count } : e);
+        checkpoint();
+      },
+    );
+    // The crops are kept beside the input, so they expire with the inbox.
+    for (const [n, png] of (doc.cropPngs ?? []).entries()) {
+      const sig = doc.signatures[n];
+      if (sig) await ctx.store.files.put(cropKey(ctx.org.id, job.jobId, item.itemIndex, sig.index), png, { httpMetadata: { contentType: "image/png" } });
+    }
+    return decidedResult(basics, doc, model.count);
+  } catch (err) {
+    if (isVerifyError(err)) return errorResult(basics, { code: err.code, detail: err.message }, item.pageCount);
+    if (err instanceof NotEnoughReferences) return errorResult(basics, { code: "not_enough_references", detail: err.message }, item.pageCount);
+    throw err;
+  }
+}
+
+export type { JobState };
