@@ -13,7 +13,7 @@ import type { Core } from "./core";
 import type { Raster } from "./types";
 
 /** Bump when the core's features change: stored models built with another version must be rebuilt. */
-export const FEATURE_VERSION = 1;
+export const FEATURE_VERSION = 2;
 
 export interface SignatureFeatures {
   version: number;

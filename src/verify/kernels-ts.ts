@@ -1,6 +1,7 @@
 /**
  * The WASM distance kernels (wasm/lib/distance.ts) in plain TypeScript: the unit tests hold the two equal,
- * and the speed bench reports how much faster the WASM ones are. Same arithmetic, in f32 lanes of four.
+ * and the speed bench reports how much faster the WASM ones are. Same arithmetic, in f32 (lanes of four for
+ * the histogram kernels).
  */
 const EPS = 1e-6;
 
@@ -27,6 +28,31 @@ export function l2sq(a: Float32Array, b: Float32Array, from: number, to: number)
   return Math.fround(Math.fround(Math.fround(lanes[0] + lanes[1]) + lanes[2]) + lanes[3]);
 }
 
+export const SEQ_LEN = 64;
+export const SEQ_DIM = 4;
+export const SEQ_BAND = 8;
+
+/** Dynamic time warping of two column sequences (L1 step cost, Sakoe-Chiba band), over the length. */
+export function dtw(a: Float32Array, b: Float32Array, from: number): number {
+  const n = SEQ_LEN;
+  let prev = new Float32Array(n + 1).fill(1e30);
+  let cur = new Float32Array(n + 1);
+  prev[0] = 0;
+  for (let i = 1; i <= n; i++) {
+    cur.fill(1e30);
+    const lo = Math.max(1, i - SEQ_BAND), hi = Math.min(n, i + SEQ_BAND);
+    const pa = from + (i - 1) * SEQ_DIM;
+    for (let j = lo; j <= hi; j++) {
+      const pb = from + (j - 1) * SEQ_DIM;
+      let cost = 0;
+      for (let k = 0; k < SEQ_DIM; k++) cost = Math.fround(cost + Math.abs(Math.fround(a[pa + k] - b[pb + k])));
+      cur[j] = Math.fround(cost + Math.min(prev[j - 1], prev[j], cur[j - 1]));
+    }
+    [prev, cur] = [cur, prev];
+  }
+  return Math.fround(prev[n] / n);
+}
+
 /** Same output as Core.groupDistances: refs.length * groupCount, ref-major. */
 export function groupDistancesTs(
   q: Float32Array,
@@ -39,7 +65,8 @@ export function groupDistancesTs(
   refs.forEach((r, ri) => {
     for (let k = 0; k < g; k++) {
       const from = groupOffsets[k], to = groupOffsets[k + 1];
-      out[ri * g + k] = groupKinds[k] === 0 ? chi2(q, r, from, to) : l2sq(q, r, from, to);
+      const kind = groupKinds[k];
+      out[ri * g + k] = kind === 0 ? chi2(q, r, from, to) : kind === 1 ? l2sq(q, r, from, to) : dtw(q, r, from);
     }
   });
   return out;

@@ -4,7 +4,7 @@
 // x rings around the ink centroid. Every histogram is L1-normalised, then square-rooted.
 import { arenaAlloc, arenaCalloc } from "./arena";
 import {
-  HOG_BINS, LBP_BINS, POLAR_SECTORS, POLAR_ZONES, PROFILE_X, PROFILE_Y, COOC_BINS,
+  HOG_BINS, LBP_BINS, POLAR_SECTORS, POLAR_ZONES, PROFILE_X, PROFILE_Y, COOC_BINS, SEQ_LEN, SEQ_DIM,
   groupOffset, featureLength,
 } from "./layout";
 
@@ -216,5 +216,48 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32): usize 
   normaliseHists(co1, 1, COOC_BINS);
   normaliseHists(co24, 8, COOC_BINS);
   store<f32>(glob, Mathf.log(max<f32>(aspect, 0.01)));
+  columnSequence(img, W, H, cy, f + (<usize>groupOffset(13) << 2));
   return f;
+}
+
+const SEQ_INK: f32 = 0.3;
+
+/**
+ * The ink box cut into SEQ_LEN column slices; per slice: mean upper contour, mean lower contour (fractions
+ * of the height), ink density and black-white transitions per column. Empty slices sit at the centroid.
+ */
+function columnSequence(img: usize, W: i32, H: i32, cy: f32, out: usize): void {
+  const invH: f32 = 1 / <f32>H;
+  for (let i = 0; i < SEQ_LEN; i++) {
+    const x0 = (i * W) / SEQ_LEN;
+    const x1 = max(x0 + 1, ((i + 1) * W) / SEQ_LEN);
+    let cols = 0, inkCols = 0;
+    let top: f32 = 0, bottom: f32 = 0, mass: f32 = 0, trans: f32 = 0;
+    for (let x = x0; x < x1 && x < W; x++) {
+      cols++;
+      let first = -1, last = -1, inside = false;
+      for (let y = 0; y < H; y++) {
+        const v = px(img, W, x, y);
+        mass += v;
+        const ink = v > SEQ_INK;
+        if (ink) {
+          if (first < 0) first = y;
+          last = y;
+        }
+        if (ink && !inside) trans += 1;
+        inside = ink;
+      }
+      if (first >= 0) {
+        inkCols++;
+        top += <f32>first * invH;
+        bottom += <f32>last * invH;
+      }
+    }
+    const p = out + (<usize>(i * SEQ_DIM) << 2);
+    const c = cy * invH;
+    store<f32>(p, inkCols > 0 ? top / <f32>inkCols : c);
+    store<f32>(p + 4, inkCols > 0 ? bottom / <f32>inkCols : c);
+    store<f32>(p + 8, cols > 0 ? 3 * mass * invH / <f32>cols : 0);
+    store<f32>(p + 12, cols > 0 ? 0.25 * trans / <f32>cols : 0);
+  }
 }

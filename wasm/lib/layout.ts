@@ -11,12 +11,18 @@ export const PROFILE_Y: i32 = 16;
 // Direction-pair histogram of the skeleton-free contour: 8 gradient sectors x 8 sectors a few pixels on.
 export const COOC_BINS: i32 = 64;
 
-export const GROUP_COUNT: i32 = 13;
+/** Column sequence for elastic matching: SEQ_LEN steps across the ink box, SEQ_DIM values each. */
+export const SEQ_LEN: i32 = 64;
+export const SEQ_DIM: i32 = 4;
+/** DTW band half-width, in steps. */
+export const SEQ_BAND: i32 = 8;
 
-// Distance kinds: 0 = chi-square, 1 = squared L2.
+export const GROUP_COUNT: i32 = 14;
+
+// Distance kinds: 0 = chi-square, 1 = squared L2, 2 = dynamic time warping of a column sequence.
 // Groups: 0 hog 1x1, 1 hog 2x4, 2 hog 4x8, 3 hog polar, 4 lbp 1x1, 5 lbp 2x4, 6 lbp 4x8, 7 lbp polar,
 // 8 ink mass per zone, 9 projection profiles, 10 global shape, 11 orientation co-occurrence 1x1,
-// 12 orientation co-occurrence 2x4.
+// 12 orientation co-occurrence 2x4, 13 column sequence (upper and lower contour, ink density, transitions).
 function pad4(n: i32): i32 {
   return (n + 3) & ~3;
 }
@@ -35,9 +41,10 @@ export const G_LEN: StaticArray<i32> = [
   4,
   COOC_BINS,
   8 * COOC_BINS,
+  SEQ_LEN * SEQ_DIM,
 ];
 
-export const G_KIND: StaticArray<i32> = [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0];
+export const G_KIND: StaticArray<i32> = [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 2];
 
 export function groupOffset(g: i32): i32 {
   let o = 0;
