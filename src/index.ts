@@ -1,6 +1,7 @@
 import { createApp } from "./app";
 import type { Env } from "./env";
 import { dispatchQueue } from "./queues/dispatch";
+import { sweepInboxes } from "./services/inbox";
 
 export { TenantGate } from "../durable-objects/tenant-gate";
 export { Job } from "../durable-objects/job";
@@ -13,7 +14,7 @@ export default {
   async queue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext): Promise<void> {
     await dispatchQueue(batch, env, ctx);
   },
-  async scheduled(_controller: ScheduledController, _env: Env, _ctx: ExecutionContext): Promise<void> {
-    // The inbox sweep is added with checks.
+  async scheduled(controller: ScheduledController, env: Env, _ctx: ExecutionContext): Promise<void> {
+    await sweepInboxes(env, new Date(controller.scheduledTime));
   },
 } satisfies ExportedHandler<Env>;

@@ -37,3 +37,72 @@ export interface VerificationEngine {
   /** A grey PNG of the first page, at most `maxSide` px on the long side. */
   thumbnail(bytes: Uint8Array, maxSide: number): Promise<Uint8Array>;
 }
+
+// ---- checks ----------------------------------------------------------------------------------
+
+/** The parts of a policy a check applies. */
+export interface CheckPolicy {
+  thresholds: { auto_approve: number; approve: number; flag: number };
+  quality_floor: number;
+}
+
+export interface CheckDocumentOptions {
+  inputType?: string | null;
+  /** `page` is 1-based; `box` in page pixels. */
+  target?: { page?: number; box?: Box } | null;
+}
+
+export interface CheckedSignature {
+  /** 0-based across the document, in reading order. */
+  index: number;
+  /** 1-based page number. */
+  page: number;
+  box: Box;
+  confidence: number;
+  /** Calibrated similarity of this signature in [0, 1]; null when it was not compared. */
+  score?: number | null;
+}
+
+export interface CheckQuality {
+  score: number;
+  cue: string;
+  figures: Record<string, unknown>;
+}
+
+/** Progress of one check, in the order of spec 6.1 (the stream forwards them as events). */
+export type CheckEvent =
+  | { type: "quality"; quality: CheckQuality; page: number }
+  | { type: "located"; signatures: CheckedSignature[] }
+  | { type: "comparing"; referenceCount: number };
+
+export interface CheckedDocument {
+  decision: "AUTO_APPROVE" | "APPROVE" | "FLAG" | "FAILED" | "UNREADABLE" | "NO_SIGNATURE";
+  /** Calibrated score in [0, 1] of the best-matching signature; null when nothing was compared. */
+  score: number | null;
+  pages: number;
+  quality: CheckQuality | null;
+  signatures: CheckedSignature[];
+  /** The signature that matched best and the reference it matched best. */
+  best: { signatureIndex: number; refId: string; score: number } | null;
+  /** Zones of the best signature that deviate most from that reference, in page pixels (deviation 1 = typical). */
+  regions: { box: Box; deviation: number }[];
+  /** Same order as `signatures`: grey PNG crops (8% padding, at most 640 px), when the engine renders them. */
+  cropPngs?: Uint8Array[];
+}
+
+/** What checks need from the verification core, beside the enrolment methods above. */
+export interface CheckEngine {
+  /**
+   * Checks a document against a reference model (as built by buildModel). `onEvent` is awaited after
+   * each stage; it may throw to abandon the check (e.g. when the item's budget has run out).
+   */
+  checkDocument(
+    bytes: Uint8Array,
+    model: unknown,
+    policy: CheckPolicy,
+    opts: CheckDocumentOptions,
+    onEvent?: (e: CheckEvent) => void | Promise<void>,
+  ): Promise<CheckedDocument>;
+  /** Grey PNG crop of a located signature: 8% padding, at most 640 px on the long side. */
+  signatureCrop(bytes: Uint8Array, page: number, box: Box): Promise<Uint8Array>;
+}
