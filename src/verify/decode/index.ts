@@ -5,16 +5,15 @@
  * pixel memory is allocated, and every failure is a typed VerifyError: unsupported_format, corrupt_file,
  * too_large, too_many_pages, too_many_pixels, no_raster_content or page_out_of_range.
  *
- * Memory per page: PNG, TIFF and PDF Flate/CCITT pages are decoded straight to grey (one byte per pixel plus
- * two rows); utif2 holds at most TIFF_RAW_BUDGET_BYTES of raw strips. JPEG pages (files and PDF /DCTDecode)
- * go through photon, which holds about 8 bytes per pixel while decoding, so JPEGs are further bounded by
- * JPEG_MAX_PIXELS (see jpeg.ts). With the default 40 MP page bound the peak stays under about 100 MB.
+ * Memory per page: PNG, baseline JPEG, TIFF G4 and PDF Flate/CCITT/baseline-DCT pages are decoded straight
+ * to grey, one byte per pixel (40 MB at the default 40 MP bound). utif2 holds at most TIFF_RAW_BUDGET_BYTES
+ * of raw strips for other TIFF compressions. Progressive, RGB or CMYK JPEGs go through photon, which holds
+ * about 8 bytes per pixel while decoding, so those are bounded by JPEG_MAX_PIXELS (10.5 MP, see jpeg.ts).
  */
 import { VerifyError, type DecodeLimits, type Raster } from "../types";
-import { checkJpegPixels, jpegDimensions } from "./jpeg";
+import { decodeJpegGrey } from "./jpeg";
 import { checkBytes, checkDimensions, checkPageCount, checkPageIndex, resolveLimits } from "./limits";
 import { PdfReader } from "./pdf";
-import { photonDecodeGrey } from "./photon";
 import { decodePngGrey, pngHeader } from "./png";
 import { decodeTiffPage, tiffPageOffsets } from "./tiff";
 
@@ -72,10 +71,7 @@ export async function openDocument(bytes: Uint8Array, limits?: Partial<DecodeLim
         pageCount: 1,
         async decodePage(i) {
           checkPageIndex(i, 1);
-          const d = jpegDimensions(bytes);
-          checkDimensions(d.width, d.height, lim, 0);
-          checkJpegPixels(d.width, d.height, 0);
-          return photonDecodeGrey(bytes, "JPEG", 0);
+          return decodeJpegGrey(bytes, lim, 0);
         },
       };
       break;

@@ -1,5 +1,8 @@
 import { VerifyError } from "../types";
-import { truncated, u16be } from "./limits";
+import type { DecodeLimits, Raster } from "../types";
+import { decodeJpegBaseline } from "./jpeg-baseline";
+import { checkDimensions, truncated, u16be, wrapDecoder } from "./limits";
+import { photonDecodeGrey } from "./photon";
 
 /** Width and height from the first SOFn segment, read without decoding anything. */
 export function jpegDimensions(b: Uint8Array): { width: number; height: number; components: number } {
@@ -31,9 +34,23 @@ export function jpegDimensions(b: Uint8Array): { width: number; height: number; 
 }
 
 /**
+ * A JPEG file (or a PDF /DCTDecode stream) to grey. Baseline JPEGs, which is what scanners and phones
+ * write, go through the luma-only decoder at one byte per pixel; the rest through photon, under
+ * JPEG_MAX_PIXELS.
+ */
+export function decodeJpegGrey(bytes: Uint8Array, limits: DecodeLimits, page?: number, what = "JPEG"): Raster {
+  const d = jpegDimensions(bytes);
+  checkDimensions(d.width, d.height, limits, page);
+  const own = wrapDecoder(what, page, () => decodeJpegBaseline(bytes));
+  if (own) return own;
+  checkJpegPixels(d.width, d.height, page);
+  return photonDecodeGrey(bytes, what, page);
+}
+
+/**
  * photon decodes a JPEG to RGB and then RGBA inside its WASM memory (about 8 bytes per pixel at the peak,
- * memory the instance keeps), so JPEG pages get a tighter bound than the general pixel bound: 10 MP covers
- * an A4 page at 300 dpi (8.7 MP) and a 10 MP phone photo while keeping photon under about 80 MB.
+ * memory the instance keeps), so the JPEGs photon decodes (progressive ones, RGB or CMYK colour) get a tighter bound than the general
+ * pixel bound: 10.5 MP covers an A4 page at 300 dpi (8.7 MP) while keeping photon under about 85 MB.
  */
 export const JPEG_MAX_PIXELS = 10_500_000;
 

@@ -1,9 +1,8 @@
 import { PDFArray, PDFBool, PDFDict, PDFDocument, PDFName, PDFNumber, PDFRawStream, PDFRef, type PDFObject } from "pdf-lib";
 import { VerifyError, type DecodeLimits, type Raster } from "../types";
 import { inflateBounded } from "./inflate";
-import { checkJpegPixels, jpegDimensions } from "./jpeg";
+import { decodeJpegGrey } from "./jpeg";
 import { checkDimensions, checkPageIndex } from "./limits";
-import { photonDecodeGrey } from "./photon";
 import { RowDecoder, expectedBytes, type SampleLayout } from "./rows";
 import { decodeG4 } from "./g4";
 
@@ -191,10 +190,7 @@ async function decodeImageStream(doc: PDFDocument, s: PDFRawStream, limits: Deco
   const parm = parms[i];
 
   if (last === "DCTDecode" || last === "DCT") {
-    const dim = jpegDimensions(data);
-    checkDimensions(dim.width, dim.height, limits, page);
-    checkJpegPixels(dim.width, dim.height, page);
-    const r = photonDecodeGrey(data, "PDF page's JPEG image", page);
+    const r = decodeJpegGrey(data, limits, page, "PDF page's JPEG image");
     if (invert) for (let k = 0; k < r.data.length; k++) r.data[k] = 255 - r.data[k];
     return r;
   }
