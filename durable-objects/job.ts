@@ -82,11 +82,15 @@ export class Job extends DurableObject<Env> {
     return this.#apply({ type: "start" })?.state ?? null;
   }
 
-  /** An item's outcome (decision or error) is stored: count it once; the last one finishes the job. */
+  /**
+   * An item's outcome (decision or error) is stored: count it once; the last one finishes the job.
+   * Null when the job does not exist or has no such item.
+   */
   completeItem(index: number, ok: boolean): ItemCompletion | null {
     const current = this.#state();
     if (!current) return null;
-    if (!Number.isInteger(index) || index < 0 || index >= current.itemCount) throw new RangeError(`item ${index} is not in the job`);
+    // An index outside the job names nothing to count.
+    if (!Number.isInteger(index) || index < 0 || index >= current.itemCount) return null;
     if (this.#sql.exec("SELECT 1 FROM done_items WHERE item_index = ?", index).toArray().length > 0) {
       return { state: current, counted: false, finishedNow: false };
     }
