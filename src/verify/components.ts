@@ -15,6 +15,8 @@ export interface Component {
 
 export interface Labelling {
   labels: Int32Array;
+  /** Labels in use: 1..count (small components keep theirs though they are not listed). */
+  count: number;
   components: Component[];
 }
 
@@ -56,7 +58,7 @@ export function labelComponents(mask: Uint8Array, w: number, h: number, minArea 
       components.push({ id, x: minX, y: minY, w: maxX - minX + 1, h: maxY - minY + 1, area, cx: sx / area, cy: sy / area });
     }
   }
-  return { labels, components };
+  return { labels, count: next, components };
 }
 
 export interface CircleFit {

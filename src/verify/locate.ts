@@ -12,9 +12,9 @@
  * `index` is 0-based across the document, in reading order (page, then top to bottom, then left to right).
  * `target.box` is in page pixels and applies to the target page, or to every page when no page is given.
  */
-import { fitCircle, labelComponents, onCircle, orientationEntropy, type Component } from "./components";
-import { clip, inkMask, isFrameEdge, toPage, unionBox, type Found, type InkMask } from "./ink-mask";
-import { removeRulingLines } from "./morphology";
+import { classifyPage } from "./classify";
+import { labelComponents } from "./components";
+import { clip, inkMask, isFrameEdge, toPage, unionBox, type Found } from "./ink-mask";
 import { locateWithTemplate, type TemplateModel } from "./template";
 import { VerifyError, type Box, type Raster } from "./types";
 
@@ -44,9 +44,6 @@ export interface LocatedSignature {
   confidence: number;
 }
 
-/** Candidates scoring below this are not reported. */
-export const MIN_CONFIDENCE = 0.45;
-
 export function locateSignatures(pages: Raster[], opts: LocateOptions = {}): LocatedSignature[] {
   const target = opts.target ?? {};
   if (target.page !== undefined && (!Number.isInteger(target.page) || target.page < 1 || target.page > pages.length)) {
@@ -62,10 +59,16 @@ export function locateSignatures(pages: Raster[], opts: LocateOptions = {}): Loc
     const boxes =
       (opts.template && locateWithTemplate(page, opts.template, region)) ||
       (opts.inputType === "signature_image" ? locateWholeInk(page, region) : locateOnPage(page, region));
-    boxes.sort((a, b) => a.box.y + a.box.h / 2 - (b.box.y + b.box.h / 2) || a.box.x - b.box.x);
+    boxes.sort(readingOrder);
     for (const b of boxes) found.push({ page: pageNo, box: b.box, confidence: b.confidence });
   }
   return found.map((f, index) => ({ index, ...f }));
+}
+
+/** Top to bottom; side by side (centres within half a height) left to right. */
+function readingOrder(a: Found, b: Found): number {
+  const dy = a.box.y + a.box.h / 2 - (b.box.y + b.box.h / 2);
+  return Math.abs(dy) < 0.5 * Math.min(a.box.h, b.box.h) ? a.box.x - b.box.x : dy;
 }
 
 /** A bare signature image: the signature is all the ink there is, less specks and frame lines. */
@@ -86,219 +89,5 @@ function locateWholeInk(page: Raster, region: Box): Found[] {
 /** A page or crop of a page that may hold print, lines, stamps and any number of signatures. */
 function locateOnPage(page: Raster, region: Box): Found[] {
   const m = inkMask(page, region);
-  const long = Math.max(m.w, m.h);
-  removeRulingLines(m.mask, m.w, m.h, Math.max(40, Math.round(m.w * 0.12)), Math.max(30, Math.round(m.h * 0.05)));
-  const { labels, components } = labelComponents(m.mask, m.w, m.h, 6);
-  return findSignatures(m, labels, components, long).map((f) => ({ box: toPage(f.box, m, region, page), confidence: f.confidence }));
-}
-
-const enum Kind {
-  Noise,
-  Line,
-  Text,
-  Stamp,
-  Small, // small and not in a text row: an i-dot, a fragment of a cut stroke, or stray print
-  Neutral, // mid-sized, not text: can join a signature
-  Seed, // large and irregular: where a signature is
-}
-
-function findSignatures(m: InkMask, labels: Int32Array, comps: Component[], long: number): Found[] {
-  const kinds = new Array<Kind>(comps.length).fill(Kind.Neutral);
-  comps.forEach((c, i) => {
-    const thin = Math.min(c.w, c.h), len = Math.max(c.w, c.h);
-    if ((thin <= 3 && len >= 12 * thin) || isFrameEdge(c, m.w, m.h)) kinds[i] = Kind.Line;
-  });
-
-  const { rowText, textH } = findTextRows(comps, kinds, long);
-  const unit = textH ?? long * 0.008;
-  comps.forEach((c, i) => {
-    if (kinds[i] !== Kind.Neutral) return;
-    if (rowText[i]) kinds[i] = Kind.Text;
-    else if (c.h <= 1.6 * unit && c.w <= 12 * unit) kinds[i] = Kind.Small;
-  });
-
-  markStamps(labels, m.w, comps, kinds, unit);
-
-  const seedH = Math.max(2.5 * unit, long * 0.015, 8);
-  comps.forEach((c, i) => {
-    if (kinds[i] !== Kind.Neutral) return;
-    const fill = c.area / (c.w * c.h);
-    if (c.h >= seedH && fill < 0.5 && c.w < 0.9 * m.w && c.area >= 2 * seedH) kinds[i] = Kind.Seed;
-  });
-
-  const clusters = growClusters(comps, kinds);
-  const dbg = (globalThis as any).__LOCATE_DEBUG;
-  if (dbg) dbg({ comps, kinds, textH, unit, seedH, clusters, m });
-  const out: Found[] = [];
-  for (const cl of clusters) {
-    const box = unionBox(cl);
-    const ink = cl.reduce((s, c) => s + c.area, 0);
-    const confidence = scoreCandidate(box, ink, m, unit);
-    if (confidence >= MIN_CONFIDENCE) out.push({ box, confidence });
-  }
-  return out;
-}
-
-/**
- * Printed text lies in rows: chains of at least four components of similar height, aligned on a
- * common centre line, with gaps shorter than their height. Returns which components are in such rows
- * and the median height of print (null when the page has none).
- */
-function findTextRows(comps: Component[], kinds: Kind[], long: number): { rowText: boolean[]; textH: number | null } {
-  const order = comps.map((_, i) => i).filter((i) => kinds[i] === Kind.Neutral && comps[i].h <= long * 0.06);
-  order.sort((a, b) => comps[a].x - comps[b].x);
-  const parent = comps.map((_, i) => i);
-  const find = (i: number): number => {
-    while (parent[i] !== i) i = parent[i] = parent[parent[i]];
-    return i;
-  };
-  for (let a = 0; a < order.length; a++) {
-    const ci = comps[order[a]];
-    const reach = ci.x + ci.w + 2.4 * ci.h;
-    for (let b = a + 1; b < order.length; b++) {
-      const cj = comps[order[b]];
-      if (cj.x > reach) break;
-      const hMax = Math.max(ci.h, cj.h), hMin = Math.min(ci.h, cj.h);
-      if (hMax > 2 * hMin) continue;
-      const gap = cj.x - (ci.x + ci.w);
-      if (gap > 1.2 * hMax || gap < -0.3 * Math.min(ci.w, cj.w)) continue;
-      const midI = ci.y + ci.h / 2, midJ = cj.y + cj.h / 2;
-      const baseI = ci.y + ci.h, baseJ = cj.y + cj.h;
-      if (Math.abs(midI - midJ) > 0.3 * hMax && Math.abs(baseI - baseJ) > 0.2 * hMax) continue;
-      parent[find(order[a])] = find(order[b]);
-    }
-  }
-  const members = new Map<number, number[]>();
-  for (const i of order) {
-    const r = find(i);
-    const list = members.get(r);
-    if (list) list.push(i);
-    else members.set(r, [i]);
-  }
-  const rows = [...members.values()].filter((l) => l.length >= 4);
-  const rowText = new Array<boolean>(comps.length).fill(false);
-  if (rows.length === 0) return { rowText, textH: null };
-  const heights = rows.flatMap((l) => l.map((i) => comps[i].h)).sort((x, y) => x - y);
-  const textH = heights[heights.length >> 1];
-  for (const l of rows) {
-    const hs = l.map((i) => comps[i].h).sort((x, y) => x - y);
-    // A short row much taller than the body text is more likely a signature written in separate pieces;
-    // headings are taller than body text too, but come in longer rows.
-    if (l.length >= 6 || hs[hs.length >> 1] <= 3.5 * textH) for (const i of l) rowText[i] = true;
-  }
-  return { rowText, textH };
-}
-
-/**
- * Round stamps: rings, whole or broken into arcs, and everything inside them. A long arc that fits a
- * circle closely proposes a ring; every component lying on that circle counts towards it, and a
- * proposal whose arcs go most of the way round is a stamp. A handwritten loop can fit a circle too, but
- * nothing else lies on it, so it covers only its own sectors.
- */
-function markStamps(labels: Int32Array, w: number, comps: Component[], kinds: Kind[], unit: number): void {
-  const minR = Math.max(10, 2.5 * unit);
-  const eligible = (i: number) => kinds[i] === Kind.Neutral || kinds[i] === Kind.Small || kinds[i] === Kind.Line;
-  const rings: Array<{ cx: number; cy: number; r: number }> = [];
-  comps.forEach((c, i) => {
-    if (!eligible(i) || Math.max(c.w, c.h) < minR) return;
-    if (rings.some((g) => Math.hypot(c.x + c.w / 2 - g.cx, c.y + c.h / 2 - g.cy) <= g.r * 1.1)) return;
-    const fit = fitCircle(labels, w, c);
-    if (!fit || fit.r < minR || fit.r > 40 * unit || fit.residual > 0.06 || Math.max(c.w, c.h) < 0.6 * fit.r) return;
-    if (c.area > 2 * Math.PI * fit.r * Math.max(3, fit.r / 5)) return; // a ring is thin for its size
-    const covered = [...fit.sectors];
-    const R = fit.r * 1.1;
-    comps.forEach((o, k) => {
-      if (k === i || !eligible(k)) return;
-      if (o.x < fit.cx - R || o.y < fit.cy - R || o.x + o.w > fit.cx + R || o.y + o.h > fit.cy + R) return;
-      const on = onCircle(labels, w, o, fit.cx, fit.cy, fit.r);
-      if (on.residual <= 0.1) on.sectors.forEach((v, s) => (covered[s] ||= v));
-    });
-    if (covered.filter(Boolean).length / 36 >= 0.55) rings.push({ cx: fit.cx, cy: fit.cy, r: fit.r });
-  });
-  for (const ring of rings) {
-    const r = ring.r * 1.08 + 2;
-    comps.forEach((c, i) => {
-      if (c.x >= ring.cx - r && c.y >= ring.cy - r && c.x + c.w <= ring.cx + r && c.y + c.h <= ring.cy + r) kinds[i] = Kind.Stamp;
-    });
-  }
-}
-
-/**
- * Seeds that lie close together are one signature (words of a name, a flourish under it); mid-sized
- * pieces near a seed join it, and small pieces join only when they lie within it (i-dots, stroke
- * fragments a ruling line cut off).
- */
-function growClusters(comps: Component[], kinds: Kind[]): Component[][] {
-  type Cluster = { parts: Component[]; x0: number; y0: number; x1: number; y1: number };
-  const clusters: Cluster[] = [];
-  const used = new Array<boolean>(comps.length).fill(false);
-  comps.forEach((c, i) => {
-    if (kinds[i] !== Kind.Seed) return;
-    clusters.push({ parts: [c], x0: c.x, y0: c.y, x1: c.x + c.w, y1: c.y + c.h });
-    used[i] = true;
-  });
-  const near = (a: Cluster, x0: number, y0: number, x1: number, y1: number, fx: number, fy: number) => {
-    const h = a.y1 - a.y0;
-    return x0 < a.x1 + fx * h && x1 > a.x0 - fx * h && y0 < a.y1 + fy * h && y1 > a.y0 - fy * h;
-  };
-  const absorb = (a: Cluster, c: Component) => {
-    a.parts.push(c);
-    a.x0 = Math.min(a.x0, c.x);
-    a.y0 = Math.min(a.y0, c.y);
-    a.x1 = Math.max(a.x1, c.x + c.w);
-    a.y1 = Math.max(a.y1, c.y + c.h);
-  };
-  for (let pass = 0, changed = true; changed && pass < 8; pass++) {
-    changed = false;
-    for (let a = 0; a < clusters.length; a++) {
-      for (let b = a + 1; b < clusters.length; b++) {
-        const A = clusters[a], B = clusters[b];
-        if (near(A, B.x0, B.y0, B.x1, B.y1, 0.9, 0.25) || near(B, A.x0, A.y0, A.x1, A.y1, 0.9, 0.25)) {
-          for (const p of B.parts) absorb(A, p);
-          clusters.splice(b, 1);
-          b--;
-          changed = true;
-        }
-      }
-    }
-    comps.forEach((c, i) => {
-      if (used[i]) return;
-      const k = kinds[i];
-      if (k !== Kind.Neutral && k !== Kind.Small && k !== Kind.Line) return;
-      for (const cl of clusters) {
-        const h = cl.y1 - cl.y0;
-        const joins =
-          k === Kind.Neutral
-            ? near(cl, c.x, c.y, c.x + c.w, c.y + c.h, 0.4, 0.2)
-            : k === Kind.Small
-              ? near(cl, c.x, c.y, c.x + c.w, c.y + c.h, 0.02, 0.02)
-              : // A thin stroke (a flourish cut by a ruling line) joins only if it stays within reach of the
-                // signature: a ruling line runs on well past it.
-                c.x >= cl.x0 - 0.3 * h && c.x + c.w <= cl.x1 + 0.3 * h && c.y >= cl.y0 - 0.35 * h && c.y + c.h <= cl.y1 + 0.35 * h;
-        if (joins) {
-          absorb(cl, c);
-          used[i] = true;
-          changed = true;
-          break;
-        }
-      }
-    });
-  }
-  return clusters.map((c) => c.parts);
-}
-
-/**
- * How much a candidate looks like handwriting: tall against the print, strokes turning through every
- * direction, a sparse fill and a plausible shape.
- */
-function scoreCandidate(box: Box, ink: number, m: InkMask, unit: number): number {
-  const clamp = (v: number) => Math.max(0, Math.min(1, v));
-  const size = clamp((box.h / unit - 2) / 3);
-  const curve = clamp((orientationEntropy(m.mask, m.w, box, m.h) - 0.62) / 0.25);
-  const fill = ink / (box.w * box.h);
-  const sparse = fill < 0.01 ? fill / 0.01 : fill > 0.45 ? clamp(1 - (fill - 0.45) / 0.3) : 1;
-  const aspect = box.w / box.h;
-  const shape = aspect < 0.4 ? aspect / 0.4 : aspect > 15 ? 15 / aspect : 1;
-  const mass = clamp(ink / 80);
-  return clamp((0.1 + 0.9 * (0.35 * size + 0.45 * curve + 0.2 * sparse)) * shape * mass);
+  return classifyPage(m).found.map((f) => ({ box: toPage(f.box, m, region, page), confidence: f.confidence }));
 }

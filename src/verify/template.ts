@@ -10,6 +10,7 @@
  *
  * The model is plain JSON so it can be stored with the template.
  */
+import { classifyPage, Kind } from "./classify";
 import { labelComponents } from "./components";
 import { clip, inkMask, unionBox, type Found, type InkMask } from "./ink-mask";
 import type { Box, Raster } from "./types";
@@ -140,7 +141,7 @@ export function register(tk: number[], pk: number[], prior: number, long: number
   // Sample pairs from the more distinctive keypoints (fewer candidates), where a guess is more often right.
   const distinctive = [...usable].sort((x, y) => cands[x].length - cands[y].length).slice(0, Math.max(12, usable.length >> 1));
   const tol = Math.max(2.5, 0.004 * long);
-  const probe = usable.length > 200 ? usable.filter((_, k) => k % Math.ceil(usable.length / 200) === 0) : usable;
+  const probe = usable.length > 120 ? usable.filter((_, k) => k % Math.ceil(usable.length / 120) === 0) : usable;
   const count = (t: Similarity, set: number[], limit: number) => {
     let n = 0;
     for (const i of set) {
@@ -165,7 +166,7 @@ export function register(tk: number[], pk: number[], prior: number, long: number
   };
   const minSpan = 0.12 * long;
   let best: Similarity | null = null, bestScore = 0;
-  for (let it = 0; it < 30000; it++) {
+  for (let it = 0; it < 12000; it++) {
     const i = distinctive[rand(distinctive.length)], k = distinctive[rand(distinctive.length)];
     if (i === k) continue;
     const x1 = tk[4 * i], y1 = tk[4 * i + 1], x2 = tk[4 * k], y2 = tk[4 * k + 1];
@@ -252,12 +253,19 @@ export function locateWithTemplate(page: Raster, template: TemplateModel, region
   const ratio = page.width / template.width;
   const factor = Math.max(1, Math.round(template.factor * ratio));
   const m = inkMask(page, { x: 0, y: 0, w: page.width, h: page.height }, factor);
-  const prior = template.factor * ratio / factor;
+  const prior = (template.factor * ratio) / factor;
   const reg = register(template.keypoints, extractKeypoints(m), prior, Math.max(m.w, m.h));
   if (!reg) return null;
   const t = reg.transform;
+  // New ink that is not a signature (a stamp, a new rule) is recognised on the page as a whole.
+  const raw = m.mask.slice();
+  const cls = classifyPage(m);
+  const excluded = new Uint8Array(cls.labelCount + 1);
+  cls.components.forEach((c, i) => {
+    if (cls.kinds[i] === Kind.Stamp || cls.kinds[i] === Kind.Line) excluded[c.id] = 1;
+  });
   const out: Found[] = [];
-  template.zones.forEach((zone) => {
+  template.zones.forEach((zone, k) => {
     const blank = unpackBits(zone.bits, zone.w * zone.h);
     const fresh = new Uint8Array(zone.w * zone.h);
     for (let v = 0; v < zone.h; v++) {
@@ -267,10 +275,14 @@ export function locateWithTemplate(page: Raster, template: TemplateModel, region
         if (blank[i]) continue;
         const x = zone.x + u + 0.5;
         const px = Math.floor(t.a * x - t.b * y + t.tx), py = Math.floor(t.b * x + t.a * y + t.ty);
-        if (px >= 0 && py >= 0 && px < m.w && py < m.h) fresh[i] = m.mask[py * m.w + px];
+        if (px < 0 || py < 0 || px >= m.w || py >= m.h) continue;
+        const q = py * m.w + px;
+        if (raw[q] && !excluded[cls.labels[q]]) fresh[i] = 1;
       }
     }
-    const found = newInk(fresh, zone.w, zone.h);
+    const tb = template.boxes[k];
+    const inZone = { x: tb.x / template.factor - zone.x, y: tb.y / template.factor - zone.y, w: tb.w / template.factor, h: tb.h / template.factor };
+    const found = newInk(fresh, zone.w, zone.h, inZone);
     if (!found) return;
     // Box corners from the zone frame, through the transform, to page pixels.
     const corners = [
@@ -283,7 +295,8 @@ export function locateWithTemplate(page: Raster, template: TemplateModel, region
       return [(t.a * x - t.b * y + t.tx) * factor, (t.b * x + t.a * y + t.ty) * factor];
     });
     const xs = corners.map((c) => c[0]), ys = corners.map((c) => c[1]);
-    const box = clip({ x: Math.min(...xs) - 1, y: Math.min(...ys) - 1, w: Math.max(...xs) - Math.min(...xs) + 2, h: Math.max(...ys) - Math.min(...ys) + 2 }, page);
+    const x0 = Math.min(...xs), y0 = Math.min(...ys);
+    const box = clip({ x: x0 - 1, y: y0 - 1, w: Math.max(...xs) - x0 + 2, h: Math.max(...ys) - y0 + 2 }, page);
     if (!box) return;
     const inRegion = clip(intersect(box, region), page);
     if (!inRegion) return;
@@ -292,20 +305,35 @@ export function locateWithTemplate(page: Raster, template: TemplateModel, region
   return out;
 }
 
-/** The new ink in a zone, if there is enough of it to be a signature: its box in zone pixels. */
-function newInk(fresh: Uint8Array, w: number, h: number): Found | null {
+/**
+ * The new ink in a zone, if there is enough of it to be a signature: pieces that touch the template's
+ * box, then pieces near those (a flourish running out of the box), as one box in zone pixels.
+ */
+function newInk(fresh: Uint8Array, w: number, h: number, box: Box): Found | null {
   const { components } = labelComponents(fresh, w, h, 4);
   // Residue of the blank's rules and print where registration is a pixel off: thin slivers and specks.
-  const kept = components.filter((c) => {
+  const pieces = components.filter((c) => {
     const thin = Math.min(c.w, c.h), len = Math.max(c.w, c.h);
     return !(thin <= 2 && len >= 6 * thin) && c.area >= 8;
   });
+  const meets = (c: { x: number; y: number; w: number; h: number }, b: Box, mx: number, my: number) =>
+    c.x < b.x + b.w + mx && c.x + c.w > b.x - mx && c.y < b.y + b.h + my && c.y + c.h > b.y - my;
+  const kept = pieces.filter((c) => meets(c, box, 0, 0));
+  if (kept.length === 0) return null;
+  for (let grown = true; grown; ) {
+    grown = false;
+    const b = unionBox(kept);
+    for (const c of pieces) {
+      if (!kept.includes(c) && meets(c, b, 0.3 * b.h, 0.15 * b.h)) {
+        kept.push(c);
+        grown = true;
+      }
+    }
+  }
   const ink = kept.reduce((s, c) => s + c.area, 0);
   const largest = kept.reduce((s, c) => Math.max(s, Math.max(c.w, c.h)), 0);
-  if (ink < Math.max(30, 0.004 * w * h) || largest < 0.12 * Math.min(w, h * 2)) return null;
-  const box = unionBox(kept);
-  const confidence = Math.min(1, 0.5 + ink / (0.04 * w * h));
-  return { box, confidence };
+  if (ink < Math.max(30, 0.004 * box.w * box.h) || largest < 0.12 * Math.min(box.w, box.h * 2)) return null;
+  return { box: unionBox(kept), confidence: Math.min(1, 0.5 + ink / (0.04 * box.w * box.h)) };
 }
 
 function intersect(a: Box, b: Box): Box {
