@@ -7,6 +7,7 @@ import { requirePermission } from "./permissions";
 import { billingGate } from "./billing";
 import { rateLimit } from "./rate-limit";
 import { idempotency } from "./idempotency";
+import { pinnedVersion } from "./versioning";
 
 /**
  * The per-route middleware chain, in the order of architecture.md "A request's path":
@@ -19,6 +20,7 @@ export function pipelineFor(rules: Required<RouteRules>): MiddlewareHandler<AppE
   const chain: MiddlewareHandler<AppEnv>[] = [
     authenticate(rules),
     resolveTenant(rules),
+    pinnedVersion(),
     requirePermission(rules),
   ];
   if (rules.billing) chain.push(billingGate(rules));

@@ -38,6 +38,14 @@ export function applyPinnedVersion(c: Context<AppEnv>, registry: VersionRegistry
   if (pin && versionProblem(pin, now, registry) === null) c.set("version", pin);
 }
 
+/** Pipeline step after tenancy: handlers see the organisation's pinned version from here on. */
+export function pinnedVersion(options: VersioningOptions = {}): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    applyPinnedVersion(c, options.registry, options.now?.());
+    return next();
+  };
+}
+
 /**
  * Service-Version (spec part 9): the header, checked before anything else, overrides the
  * organisation's pin for one request; unauthenticated routes use the latest version. Responses in

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { AppEnv, Tenant } from "../../src/http/context";
 import { ProblemError, isProblemError, renderProblem } from "../../src/http/problem";
 import { requestId } from "../../src/http/request-id";
-import { versioning } from "../../src/http/versioning";
+import { pinnedVersion, versioning } from "../../src/http/versioning";
 import { REGISTRY, versionProblem, versionStatus } from "../../src/versions/registry";
 import { renderForVersion } from "../../src/versions/render";
 import type { VersionRegistry } from "../../src/versions/types";
@@ -54,6 +54,7 @@ function testApp() {
   });
   app.get("/things/:id", (c) => c.json({ id: c.req.param("id"), amount_cents: 250, name: { first: "Ada", last: "Lovelace" } }));
   app.get("/other", (c) => c.json({ amount_cents: 1 }));
+  app.get("/seen", pinnedVersion({ registry: TEST_REGISTRY, now: () => NOW }), (c) => c.json({ version: c.get("version") }));
   app.get("/fail", () => {
     throw new ProblemError("not_found", "nothing here");
   });
@@ -132,6 +133,13 @@ describe("versioning middleware", () => {
     expect(latest.headers.get("Service-Version")).toBe("2026-09-27");
     expect(latest.headers.get("Deprecation")).toBeNull();
     expect(await latest.json()).toMatchObject({ amount_cents: 250 });
+  });
+
+  it("lets handlers see the pinned version once the tenant is known", async () => {
+    expect(await (await request("/seen", { "X-Test-Pin": "2025-06-01" })).json()).toEqual({ version: "2025-06-01" });
+    expect(await (await request("/seen", { "X-Test-Pin": "2025-06-01", "Service-Version": "2026-01-01" })).json()).toEqual({ version: "2026-01-01" });
+    // An unknown or sunset pin falls back to the latest version.
+    expect(await (await request("/seen", { "X-Test-Pin": "2024-01-01" })).json()).toEqual({ version: "2026-09-27" });
   });
 
   it("transforms only the routes a change names", async () => {
