@@ -3,8 +3,11 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "./context";
 import { ProblemError, invalidField } from "./problem";
 
-/** Largest request body (spec part 8): a 50 MB document plus multipart framing. */
-export const MAX_BODY_BYTES = 51_000_000;
+/**
+ * Largest request body (spec part 8): a 50 MB document plus multipart framing. MB is read as MiB, as
+ * the document limits elsewhere are (50 * 1024 * 1024), so the largest document always fits.
+ */
+export const MAX_BODY_BYTES = 51 * 1024 * 1024;
 /** A request body must be fully received within this time (spec part 8). */
 export const BODY_DEADLINE_MS = 120_000;
 
