@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { decodeDocument, decodePage, openDocument, pageCount, sniffFormat } from "../../src/verify/decode";
 import { VerifyError, type Raster } from "../../src/verify/types";
 import { encodeJpeg, encodePng, makeWriter, renderForm, renderSignature, signatureBoxes, toPdf, toTiff } from "../fixtures/generator";
-import { pdfWithImages, zlib } from "./decode-files";
+import { concat, pdfWithImages, zlib } from "./decode-files";
 import { bilevel, encodeG4, g4Tiff } from "./g4-encode";
 
 async function failure(p: Promise<unknown>): Promise<{ error: VerifyError; ms: number }> {
@@ -194,6 +194,17 @@ describe("PDF", () => {
     const h = await failure(doc.decodePage(1));
     expect(h.error.code).toBe("too_many_pixels");
     expect(h.ms).toBeLessThan(20);
+  });
+
+  it("refuses compressed object streams that would inflate beyond the structure budget, before pdf-lib reads them", async () => {
+    const pdf = await toPdf([{ jpeg: encodeJpeg(form.raster, 80) }]);
+    const zeros = await zlib(new Uint8Array(80 * 1024 * 1024));
+    const enc = new TextEncoder();
+    const head = enc.encode(`\n99 0 obj\n<< /Type /ObjStm /N 1 /First 4 /Filter /FlateDecode /Length ${zeros.length} >>\nstream\n`);
+    const bomb = concat([pdf.subarray(0, 15), head, zeros, enc.encode("\nendstream\nendobj\n"), pdf.subarray(15)]);
+    const { error, ms } = await failure(pageCount(bomb));
+    expect(error.code).toBe("too_large");
+    expect(ms).toBeLessThan(3000);
   });
 
   it("gives corrupt_file for a truncated PDF and for a damaged image stream", async () => {

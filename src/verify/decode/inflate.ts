@@ -1,9 +1,14 @@
+import pako from "pako";
 import { VerifyError } from "../types";
 
 /**
- * Streams zlib (or raw deflate) data through the platform's DecompressionStream, handing each output chunk
- * to `sink` as it appears. Output beyond `maxOut` bytes stops the stream at once: a stream that expands past
- * what its header declares is a decompression bomb, refused before the excess is ever held in memory.
+ * Inflates zlib (or raw deflate) data synchronously, handing each 64 KiB output chunk to `sink`. Output
+ * beyond `maxOut` bytes stops at once: a stream that expands past what its header declares is a
+ * decompression bomb, refused before the excess is ever held in memory. Bytes after the end of the
+ * compressed stream are ignored (PDF producers often leave an end-of-line inside the stream).
+ *
+ * pako rather than DecompressionStream: the platform stream may inflate ahead of the reader and, in
+ * workerd, errors the whole stream (losing queued output) on trailing bytes.
  */
 export async function inflateBounded(
   data: Uint8Array,
@@ -12,37 +17,27 @@ export async function inflateBounded(
   opts: { raw?: boolean; what?: string; page?: number; allowTruncated?: boolean } = {},
 ): Promise<number> {
   const what = opts.what ?? "compressed data";
-  const ds = new DecompressionStream(opts.raw ? "deflate-raw" : "deflate");
-  const writer = ds.writable.getWriter();
-  const reader = ds.readable.getReader();
-  // The write side is fed in slices so a bomb is noticed after one slice's worth of output, not after all of it.
-  const feed = (async () => {
-    const SLICE = 64 * 1024;
-    for (let o = 0; o < data.length; o += SLICE) {
-      await writer.write(data.subarray(o, Math.min(data.length, o + SLICE)));
-    }
-    await writer.close();
-  })();
-  feed.catch(() => undefined);
   let total = 0;
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > maxOut) {
-        throw new VerifyError("too_many_pixels", `the ${what} expands beyond its declared size (${maxOut} bytes): refused as a decompression bomb`, opts.page);
-      }
-      sink(value);
+  const inf = new pako.Inflate({ raw: opts.raw, chunkSize: 64 * 1024 });
+  inf.onData = (chunk) => {
+    total += chunk.length;
+    if (total > maxOut) {
+      throw new VerifyError("too_many_pixels", `the ${what} expands beyond its declared size (${maxOut} bytes): refused as a decompression bomb`, opts.page);
     }
-    await feed;
+    sink(chunk);
+  };
+  try {
+    inf.push(data, false);
   } catch (err) {
-    reader.cancel().catch(() => undefined);
-    writer.abort().catch(() => undefined);
     if (err instanceof VerifyError) throw err;
-    if (opts.allowTruncated) return total;
     const why = err instanceof Error ? err.message : String(err);
-    throw new VerifyError("corrupt_file", `the ${what} is damaged or truncated (${why.slice(0, 120)})`, opts.page);
+    throw new VerifyError("corrupt_file", `the ${what} could not be inflated (${why.slice(0, 120)})`, opts.page);
+  }
+  if (inf.err && !opts.allowTruncated) {
+    throw new VerifyError("corrupt_file", `the ${what} is damaged (${inf.msg || "invalid deflate data"})`, opts.page);
+  }
+  if (!inf.ended && !inf.err && !opts.allowTruncated) {
+    throw new VerifyError("corrupt_file", `the ${what} is truncated`, opts.page);
   }
   return total;
 }

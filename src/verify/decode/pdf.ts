@@ -1,6 +1,7 @@
 import { PDFArray, PDFBool, PDFDict, PDFDocument, PDFName, PDFNumber, PDFRawStream, PDFRef, type PDFObject } from "pdf-lib";
 import { VerifyError, type DecodeLimits, type Raster } from "../types";
 import { inflateBounded } from "./inflate";
+import { guardPdfStructure } from "./pdf-guard";
 import { decodeJpegGrey } from "./jpeg";
 import { checkDimensions, checkPageIndex } from "./limits";
 import { RowDecoder, expectedBytes, type SampleLayout } from "./rows";
@@ -25,6 +26,7 @@ export class PdfReader {
   }
 
   static async open(bytes: Uint8Array, limits: DecodeLimits): Promise<PdfReader> {
+    await guardPdfStructure(bytes);
     let doc: PDFDocument;
     try {
       doc = await PDFDocument.load(bytes, { ignoreEncryption: true, updateMetadata: false, throwOnInvalidObject: false });
