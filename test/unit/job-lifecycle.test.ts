@@ -4,7 +4,6 @@ import { describe, expect, it } from "vitest";
 import { applyJobEvent, chooseMode, type JobProgress } from "../../src/domain/job";
 import { buildUsageReport, isBillable, parsePeriod } from "../../src/domain/usage";
 import { jobObject } from "../../durable-objects/job-client";
-import type { Job } from "../../durable-objects/job";
 
 const fresh = (itemCount: number): JobProgress => ({ status: "queued", itemCount, completed: 0, errored: 0 });
 
@@ -92,7 +91,7 @@ describe("Job Durable Object", () => {
   it("keeps its state in SQLite storage", async () => {
     const job = jobObject(env, "org_t", "job-2");
     await job.init("org_t", "job-2", 1);
-    await runInDurableObject(job, async (_instance: Job, state) => {
+    await runInDurableObject(job, async (_instance, state) => {
       const rows = state.storage.sql.exec<{ status: string }>("SELECT status FROM job").toArray();
       expect(rows).toEqual([{ status: "queued" }]);
     });

@@ -10,6 +10,7 @@ import { ProblemError, invalidField } from "../../http/problem";
 import { mediaType, readMultipart, unsupportedMediaType } from "../../http/multipart";
 import { fetchDocument, newFetchBudget } from "../../fetch/url-fetch";
 import { urlPolicyOf } from "../../services/url-policy";
+import { checkSettings } from "../../services/check-capacity";
 import {
   CheckRequestSchema,
   MAX_DOCUMENT_BYTES,
@@ -89,7 +90,7 @@ export async function parseCheckBody(c: Context<AppEnv>, validJson: () => unknow
     const normal = normaliseRequest(parsed.data, false);
     if ("problem" in normal) throw invalidField(normal.problem.field, normal.problem.message);
     const policy = urlPolicyOf(c.get("tenant").org, c.env);
-    const budget = newFetchBudget({ maxBytes: MAX_DOCUMENT_BYTES });
+    const budget = newFetchBudget({ maxBytes: MAX_DOCUMENT_BYTES, deadlineMs: checkSettings(c.env).fetchDeadlineMs });
     const fetches = new Map<string, Promise<PreparedInput>>();
     return {
       request: parsed.data,

@@ -1,0 +1,138 @@
+import { env } from "cloudflare:workers";
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import worker from "../../src/index";
+import { api, createOrg, type CreatedOrg } from "../helpers/tenant";
+import { signaturePng } from "../helpers/signatures";
+import { blankPage, encodePng } from "../fixtures/generator";
+import { checkForm, enrolWriter, expectProblem, postCheck, waitForJob, type CheckResultBody, type JobBody } from "../helpers/checks";
+
+let org: CreatedOrg;
+const WRITER = 11;
+const OTHER = 57;
+
+beforeAll(async () => {
+  org = await createOrg();
+  await enrolWriter(org.apiKey, "alice", WRITER, 4);
+});
+
+async function usage(): Promise<{ checks: number; billable_checks: number; not_charged: number; decisions: Record<string, number> }> {
+  return (await api("/sig/usage", { key: org.apiKey })).json();
+}
+
+/** Four items: same writer, other writer, a blank page, and a subject that does not exist (an item error). */
+function fourItems(jobId: string) {
+  return checkForm(
+    {
+      job_id: jobId,
+      metadata: { batch: "b-1" },
+      items: [
+        { file: "same", subject_reference: "alice", reference: "r-1" },
+        { file: "other", subject_reference: "alice", reference: "r-2" },
+        { file: "blank", subject_reference: "alice", input_type: "scan" },
+        { file: "same", subject_reference: "nobody" },
+      ],
+    },
+    { same: signaturePng(WRITER, 6), other: signaturePng(OTHER, 1), blank: encodePng(blankPage(1240, 1754)) },
+  );
+}
+
+describe("queued checks", () => {
+  let job: JobBody;
+
+  it("queues several items: 202 with job_id, status_url and Location, then the consumer completes the job", async () => {
+    const before = await usage();
+    const res = await postCheck(org.apiKey, fourItems("batch-1"));
+    expect(res.status).toBe(202);
+    const accepted = (await res.json()) as { job_id: string; status: string; status_url: string; item_count: number };
+    expect(accepted).toMatchObject({ job_id: "batch-1", status: "queued", item_count: 4 });
+    expect(res.headers.get("Location")).toBe(accepted.status_url);
+    expect(accepted.status_url).toMatch(/\/sig\/checks\/batch-1$/);
+
+    // While it runs, ndjson is a conflict.
+    await expectProblem(await api("/sig/checks/batch-1?format=ndjson", { key: org.apiKey }), 409, "conflict");
+
+    job = await waitForJob(org.apiKey, "batch-1");
+    expect(job).toMatchObject({ status: "completed", item_count: 4, completed_items: 4, metadata: { batch: "b-1" } });
+    expect(job.results.map((r) => r.item_index)).toEqual([0, 1, 2, 3]);
+    expect(["APPROVE", "AUTO_APPROVE"]).toContain(job.results[0].decision);
+    expect(job.results[1].decision).toBe("FAILED");
+    expect(job.results[2].decision).toBe("NO_SIGNATURE");
+    expect(job.results[3]).toMatchObject({ decision: null, billable: false, errors: [{ code: "subject_not_found" }] });
+
+    const after = await usage();
+    expect(after.checks - before.checks).toBe(4);
+    expect(after.billable_checks - before.billable_checks).toBe(2);
+    expect(after.decisions.errors - before.decisions.errors).toBe(1);
+  });
+
+  it("pages results by item_index with next_cursor, and filters by decision without changing the paging", async () => {
+    const p1 = (await (await api("/sig/checks/batch-1?limit=1", { key: org.apiKey })).json()) as JobBody;
+    expect(p1.results.map((r) => r.item_index)).toEqual([0]);
+    expect(p1.next_cursor).toBe("0");
+    const p2 = (await (await api(`/sig/checks/batch-1?limit=2&cursor=${p1.next_cursor}`, { key: org.apiKey })).json()) as JobBody;
+    expect(p2.results.map((r) => r.item_index)).toEqual([1, 2]);
+    expect(p2.next_cursor).toBe("2");
+    const p3 = (await (await api(`/sig/checks/batch-1?limit=2&cursor=2`, { key: org.apiKey })).json()) as JobBody;
+    expect(p3.results.map((r) => r.item_index)).toEqual([3]);
+    expect(p3.next_cursor).toBeNull();
+
+    const failed = (await (await api("/sig/checks/batch-1?decision=FAILED", { key: org.apiKey })).json()) as JobBody;
+    expect(failed.results.map((r) => r.item_index)).toEqual([1]);
+    const errors = (await (await api("/sig/checks/batch-1?decision=ERROR", { key: org.apiKey })).json()) as JobBody;
+    expect(errors.results.map((r) => r.item_index)).toEqual([3]);
+    const afterCursor = (await (await api("/sig/checks/batch-1?decision=NO_SIGNATURE&cursor=0&limit=1", { key: org.apiKey })).json()) as JobBody;
+    expect(afterCursor.results.map((r) => r.item_index)).toEqual([2]);
+
+    for (const q of ["limit=0", "limit=501", "cursor=abc", "cursor=-1", "decision=MAYBE", "format=xml"]) {
+      const res = await api(`/sig/checks/batch-1?${q}`, { key: org.apiKey });
+      expect(res.status, q).toBe(400);
+    }
+  });
+
+  it("gives one CheckResult per line as ndjson once the job has finished", async () => {
+    const res = await api("/sig/checks/batch-1?format=ndjson", { key: org.apiKey });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toContain("application/x-ndjson");
+    const lines = (await res.text()).trim().split("\n").map((l) => JSON.parse(l) as CheckResultBody);
+    expect(lines.map((l) => l.check_id)).toEqual(["batch-1/0", "batch-1/1", "batch-1/2", "batch-1/3"]);
+    expect(lines[1].decision).toBe("FAILED");
+  });
+
+  it("neither doubles the results nor the usage when messages are delivered again, even concurrently", async () => {
+    const before = await usage();
+    const messages = [0, 1, 2, 3, 0, 1].map((index, n) => ({
+      id: `redelivery-${n}`,
+      timestamp: new Date(),
+      attempts: 2,
+      body: { kind: "check_item", orgId: org.orgId, jobId: "batch-1", index },
+    }));
+    const batch = createMessageBatch("countersign-check-items", messages);
+    const ctx = createExecutionContext();
+    await Promise.all([worker.queue(batch, env, ctx), worker.queue(createMessageBatch("countersign-check-items", messages.slice(0, 2)), env, createExecutionContext())]);
+    const result = await getQueueResult(batch, ctx);
+    expect(result.explicitAcks.length).toBe(6);
+
+    const after = await usage();
+    expect(after).toEqual(before);
+    const again = (await (await api("/sig/checks/batch-1", { key: org.apiKey })).json()) as JobBody;
+    expect(again.results).toHaveLength(4);
+    expect(again).toMatchObject({ status: "completed", completed_items: 4 });
+    expect(again.results.map((r) => r.decision)).toEqual(job.results.map((r) => r.decision));
+  });
+
+  it("completes each item once when the first deliveries race each other (a consumer dying mid-item is redelivered)", async () => {
+    const before = await usage();
+    const res = await postCheck(org.apiKey, checkForm({ job_id: "race-1", items: [{ file: "a", subject_reference: "alice" }, { file: "b", subject_reference: "alice" }] }, { a: signaturePng(WRITER, 12), b: signaturePng(OTHER, 3) }));
+    expect(res.status).toBe(202);
+    // Deliver both items ourselves, three times at once, racing the real queue's deliveries.
+    const messages = [0, 1].map((index) => ({ id: `race-${index}`, timestamp: new Date(), attempts: 1, body: { kind: "check_item", orgId: org.orgId, jobId: "race-1", index } }));
+    await Promise.all([1, 2, 3].map(() => worker.queue(createMessageBatch("countersign-check-items", messages), env, createExecutionContext())));
+    const done = await waitForJob(org.apiKey, "race-1");
+    expect(done).toMatchObject({ status: "completed", completed_items: 2 });
+    expect(done.results).toHaveLength(2);
+    await new Promise((r) => setTimeout(r, 1500));
+    const after = await usage();
+    expect(after.checks - before.checks).toBe(2);
+  });
+});
