@@ -36,7 +36,7 @@ export interface QualityFigures {
   blur_px: number;
   /** Mean luminance, 0 (black) to 1 (white). */
   exposure: number;
-  /** Paper level and ink level (98th and 1st percentiles), 0 to 1. */
+  /** Paper level and ink level (98th and 0.3th percentiles), 0 to 1. */
   paper_level: number;
   ink_level: number;
   /** RMS contrast (standard deviation of luminance, 0 to 1). */
@@ -87,7 +87,8 @@ export function assessQuality(raster: Raster, opts: QualityOptions = {}): Qualit
   const mean = n > 0 ? sum / n : 255;
   const rms = n > 0 ? Math.sqrt(Math.max(0, sum2 / n - mean * mean)) / 255 : 0;
   const paper = percentile(hist, n, 0.98) / 255;
-  const ink = percentile(hist, n, 0.01) / 255;
+  // A signature can cover well under 1% of a frame, so the ink level is a low percentile.
+  const ink = percentile(hist, n, 0.003) / 255;
   const span = paper - ink;
 
   // Ink: darker than the midpoint between paper and ink, and only when there is a real span between them.
@@ -113,14 +114,16 @@ export function assessQuality(raster: Raster, opts: QualityOptions = {}): Qualit
   const hasContent = edgePixels > 0;
   const sharpnessScore = hasContent ? ramp(blurPx, 3.2, 1.8) : 1;
   // Over-exposure: saturated paper and ink lifted to a pale grey (but some structure, unlike a blank page).
-  const washed = ink > 0.7 && paper > 0.97 && span > 0.06;
-  const exposureScore = Math.min(ramp(paper, 0.12, 0.35), washed ? ramp(ink, 0.85, 0.65) : 1);
+  // Judged on the very darkest pixels, so a small but dark signature on white is not mistaken for it.
+  const darkest = percentile(hist, n, 0.0005) / 255;
+  const washed = darkest > 0.6 && paper > 0.97 && span > 0.06;
+  const exposureScore = Math.min(ramp(paper, 0.12, 0.35), washed ? ramp(darkest, 0.85, 0.65) : 1);
   const contrastScore = hasContent ? ramp(span, 0.08, 0.22) : 1;
   const resolutionScore = dpi === null ? 1 : ramp(dpi, 60, 140);
   const score = clamp01(Math.min(sharpnessScore, exposureScore, contrastScore) * (0.6 + 0.4 * resolutionScore));
 
   const cues: CaptureCue[] = [];
-  const minInk = kind === "page" ? 0.0005 : 0.004;
+  const minInk = kind === "page" ? 0.0005 : kind === "frame" ? 0.001 : 0.004;
   if (paper < 0.3) cues.push("too_dark");
   if (washed && exposureScore < 0.6) cues.push("too_bright");
   if (sharpnessScore < 0.6) cues.push("hold_steady");
