@@ -145,3 +145,17 @@ describe("reading jobs", () => {
     expect(job.results[0]).toEqual(result);
   });
 });
+
+describe("OpenAPI", () => {
+  it("documents the check routes with CheckRequest, CheckResult, CheckAccepted, Job and Usage", async () => {
+    const res = await api("/openapi.json");
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>>; components: { schemas: Record<string, { properties?: Record<string, unknown> }> } };
+    for (const name of ["CheckRequest", "CheckResult", "CheckAccepted", "Job", "Usage"]) expect(Object.keys(doc.components.schemas)).toContain(name);
+    expect(Object.keys(doc.components.schemas.CheckRequest.properties!)).toEqual(expect.arrayContaining(["items", "policy", "metadata", "job_id"]));
+    expect(Object.keys(doc.paths["/sig/checks"].post.responses)).toEqual(expect.arrayContaining(["200", "202", "402", "409", "429", "503", "504"]));
+    expect(doc.paths["/sig/checks/{job_id}"].get).toBeDefined();
+    expect(doc.paths["/sig/checks/{job_id}/items/{index}/image"].get).toBeDefined();
+    expect(doc.paths["/sig/usage"].get).toBeDefined();
+  });
+});

@@ -51,9 +51,10 @@ const itemImage = defineRoute(
   },
 );
 
-function cursorOf(raw: string | undefined): number | null {
+/** The position after a next_cursor: an item_index of the job, as this route issues them. */
+function cursorOf(raw: string | undefined, itemCount: number): number | null {
   if (raw === undefined) return null;
-  if (!/^(0|[1-9]\d{0,8})$/.test(raw)) {
+  if (!/^(0|[1-9]\d{0,8})$/.test(raw) || Number(raw) >= itemCount) {
     throw new ProblemError("invalid_cursor", "cursor: is not a next_cursor of this job (the last item_index returned)", {
       extensions: { errors: [{ field: "cursor", message: "must be a next_cursor this route returned" }] },
     });
@@ -74,8 +75,7 @@ export function registerReadChecks(app: App): void {
     const query = c.req.valid("query");
     const tenant = c.get("tenant");
     const job = await loadJob(c, jobId);
-    const after = cursorOf(query.cursor);
-    if (after !== null && after >= job.itemCount) cursorOf("x");
+    const after = cursorOf(query.cursor, job.itemCount);
     const decision: DecisionFilter = query.decision ?? null;
     // The Job DO is the authority on progress; the row mirrors it.
     const state = await jobObject(c.env, tenant.org.id, jobId).state();
