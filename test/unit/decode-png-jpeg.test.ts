@@ -169,6 +169,26 @@ describe("JPEG decoding to grey", () => {
     expect(r.data[100 * w + 100]).toBeGreaterThan(240);
   });
 
+  it("turns phone photos upright from their EXIF orientation", async () => {
+    // Stored 60 x 20 with ink on the left tenth; an Exif segment says how to turn it.
+    const stored: Raster = { width: 60, height: 20, data: new Uint8Array(60 * 20).map((_, i) => (i % 60 < 10 ? 0 : 255)) };
+    const jpg = encodeJpeg(stored, 95);
+    const withOrientation = (o: number) => {
+      const tiff = [0x4d, 0x4d, 0, 0x2a, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, o, 0, 0, 0, 0, 0, 0];
+      const body = [0x45, 0x78, 0x69, 0x66, 0, 0, ...tiff];
+      return new Uint8Array([...jpg.subarray(0, 2), 0xff, 0xe1, (body.length + 2) >> 8, (body.length + 2) & 255, ...body, ...jpg.subarray(2)]);
+    };
+    const six = await decodePage(withOrientation(6), 0); // turned 90 degrees clockwise: the left edge is now the top
+    expect([six.width, six.height]).toEqual([20, 60]);
+    expect(six.data[0]).toBeLessThan(30);
+    expect(six.data[19]).toBeLessThan(30);
+    expect(six.data[59 * 20]).toBeGreaterThan(225);
+    const three = await decodePage(withOrientation(3), 0); // turned 180: the ink is on the right
+    expect([three.width, three.height]).toEqual([60, 20]);
+    expect(three.data[59]).toBeLessThan(30);
+    expect(three.data[0]).toBeGreaterThan(225);
+  });
+
   it("refuses a JPEG whose frame header declares a huge page, without decoding", async () => {
     const jpg = encodeJpeg(src, 90);
     const sof = findSof(jpg);

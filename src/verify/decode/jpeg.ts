@@ -2,6 +2,7 @@ import { VerifyError } from "../types";
 import type { DecodeLimits, Raster } from "../types";
 import { decodeJpegBaseline } from "./jpeg-baseline";
 import { checkDimensions, truncated, u16be, wrapDecoder } from "./limits";
+import { applyOrientation, jpegOrientation } from "./orientation";
 import { photonDecodeGrey } from "./photon";
 
 /** Width and height from the first SOFn segment, read without decoding anything. */
@@ -42,9 +43,12 @@ export function decodeJpegGrey(bytes: Uint8Array, limits: DecodeLimits, page?: n
   const d = jpegDimensions(bytes);
   checkDimensions(d.width, d.height, limits, page);
   const own = wrapDecoder(what, page, () => decodeJpegBaseline(bytes));
-  if (own) return own;
-  checkJpegPixels(d.width, d.height, page);
-  return photonDecodeGrey(bytes, what, page);
+  let r = own;
+  if (!r) {
+    checkJpegPixels(d.width, d.height, page);
+    r = photonDecodeGrey(bytes, what, page);
+  }
+  return applyOrientation(r, jpegOrientation(bytes));
 }
 
 /**

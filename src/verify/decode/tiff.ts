@@ -4,6 +4,7 @@ import { rgbaToGrey } from "./grey";
 import { decodeG4 } from "./g4";
 import { inflateBounded } from "./inflate";
 import { checkDimensions, checkPageIndex, wrapDecoder } from "./limits";
+import { applyOrientation } from "./orientation";
 import { RowDecoder, type SampleLayout } from "./rows";
 
 /**
@@ -54,7 +55,7 @@ export function tiffPageOffsets(b: Uint8Array, maxPages: number): number[] {
   return pages;
 }
 
-const WANTED = [254, 256, 257, 258, 259, 262, 266, 273, 277, 278, 279, 284, 292, 317, 320, 322, 323, 324, 325, 338, 339, 347, 530, 531];
+const WANTED = [254, 256, 257, 258, 259, 262, 266, 273, 274, 277, 278, 279, 284, 292, 317, 320, 322, 323, 324, 325, 338, 339, 347, 530, 531];
 const TYPE_SIZE: Record<number, number> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4 };
 
 function readTags(r: Reader, off: number, wanted = WANTED): Tags {
@@ -112,7 +113,8 @@ export async function decodeTiffPage(bytes: Uint8Array, pageIndex: number, limit
     throw new VerifyError("too_many_pixels", `TIFF page ${pageIndex + 1} would take ${raw} bytes to decompress; at most ${TIFF_RAW_BUDGET_BYTES} are allowed`, pageIndex);
   }
   if (!(tags.t273 || tags.t324)) throw new VerifyError("corrupt_file", `TIFF page ${pageIndex + 1} has no image data`, pageIndex);
-  if (compression === 4) return decodeG4Strips(bytes, tags, width, height, photometric, pageIndex);
+  const orientation = first(tags, "t274", 1);
+  if (compression === 4) return applyOrientation(decodeG4Strips(bytes, tags, width, height, photometric, pageIndex), orientation);
   if (compression === 8 || compression === 32946) await checkDeflateStrips(bytes, tags, raw, pageIndex);
 
   const ifd = { ...tags } as unknown as UTIF.IFD;
@@ -123,7 +125,7 @@ export async function decodeTiffPage(bytes: Uint8Array, pageIndex: number, limit
   // utif2 rewrites YCbCr to RGB when it decodes JPEG-compressed pages.
   const decodedPhotometric = first(tags, "t262", photometric);
   const decodedSpp = compression === 7 && decodedPhotometric === 2 ? 3 : spp;
-  return toGrey(ifd, data, { width, height, spp: decodedSpp, bps, photometric: decodedPhotometric, tags }, pageIndex);
+  return applyOrientation(toGrey(ifd, data, { width, height, spp: decodedSpp, bps, photometric: decodedPhotometric, tags }, pageIndex), orientation);
 }
 
 /** Group 4 pages: each strip is coded on its own (the reference line starts white in every strip). */
