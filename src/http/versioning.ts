@@ -100,6 +100,14 @@ export function versioning(options: VersioningOptions = {}): MiddlewareHandler<A
       c.res = undefined;
       c.res = new Response(JSON.stringify(body), { status: res.status, headers });
     }
-    stamp(c.res.headers, version, c.env.DOCS_URL);
+    try {
+      stamp(c.res.headers, version, c.env.DOCS_URL);
+    } catch {
+      // A response passed through from fetch() has immutable headers: stamp a copy.
+      const copy = new Response(c.res.body, c.res);
+      stamp(copy.headers, version, c.env.DOCS_URL);
+      c.res = undefined;
+      c.res = copy;
+    }
   };
 }
