@@ -39,7 +39,7 @@ export function jpegDimensions(b: Uint8Array): { width: number; height: number; 
  * write, go through the luma-only decoder at one byte per pixel; the rest through photon, under
  * JPEG_MAX_PIXELS.
  */
-export function decodeJpegGrey(bytes: Uint8Array, limits: DecodeLimits, page?: number, what = "JPEG"): Raster {
+export function decodeJpegGrey(bytes: Uint8Array, limits: DecodeLimits, page?: number, what = "JPEG", honourExif = true): Raster {
   const d = jpegDimensions(bytes);
   checkDimensions(d.width, d.height, limits, page);
   const own = wrapDecoder(what, page, () => decodeJpegBaseline(bytes));
@@ -48,7 +48,8 @@ export function decodeJpegGrey(bytes: Uint8Array, limits: DecodeLimits, page?: n
     checkJpegPixels(d.width, d.height, page);
     r = photonDecodeGrey(bytes, what, page);
   }
-  return applyOrientation(r, jpegOrientation(bytes));
+  // Inside a PDF the page's own transform places the image; viewers ignore the JPEG's Exif there.
+  return honourExif ? applyOrientation(r, jpegOrientation(bytes)) : r;
 }
 
 /**

@@ -192,7 +192,7 @@ async function decodeImageStream(doc: PDFDocument, s: PDFRawStream, limits: Deco
   const parm = parms[i];
 
   if (last === "DCTDecode" || last === "DCT") {
-    const r = decodeJpegGrey(data, limits, page, "PDF page's JPEG image");
+    const r = decodeJpegGrey(data, limits, page, "PDF page's JPEG image", false);
     if (invert) for (let k = 0; k < r.data.length; k++) r.data[k] = 255 - r.data[k];
     return r;
   }
