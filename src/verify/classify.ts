@@ -5,7 +5,7 @@
  * inside; ruling lines are removed before labelling and their leftovers are thin slivers. What remains
  * large, irregular and curved seeds a candidate; neighbours merge into it, and each candidate is scored.
  */
-import { fitCircle, labelComponents, onCircle, orientationEntropy, type Component } from "./components";
+import { circleThrough, fitCircle, labelComponents, onCircle, orientationEntropy, type Component } from "./components";
 import { isFrameEdge, unionBox, type Found, type InkMask } from "./ink-mask";
 import { removeRulingLines } from "./morphology";
 import type { Box } from "./types";
@@ -57,7 +57,7 @@ function findSignatures(m: InkMask, labels: Int32Array, comps: Component[], long
     else if (c.h <= 1.6 * unit && c.w <= 12 * unit) kinds[i] = Kind.Small;
   });
 
-  markStamps(labels, m.w, comps, kinds, unit);
+  markStamps(labels, m.w, comps, kinds, unit, long);
 
   const seedH = Math.max(2.5 * unit, long * 0.015, 8);
   comps.forEach((c, i) => {
@@ -68,8 +68,6 @@ function findSignatures(m: InkMask, labels: Int32Array, comps: Component[], long
 
   const clusters = growClusters(comps, kinds);
   absorbRows(clusters, rows.map((l) => l.filter((i) => kinds[i] === Kind.Text).map((i) => comps[i])));
-  const dbg = (globalThis as any).__LOCATE_DEBUG;
-  if (dbg) dbg({ comps, kinds, textH, unit, seedH, clusters, m });
   const out: Found[] = [];
   for (const cl of clusters) {
     const box = unionBox(cl);
@@ -136,25 +134,48 @@ function findTextRows(comps: Component[], kinds: Kind[], long: number): { rowTex
  * proposal whose arcs go most of the way round is a stamp. A handwritten loop can fit a circle too, but
  * nothing else lies on it, so it covers only its own sectors.
  */
-function markStamps(labels: Int32Array, w: number, comps: Component[], kinds: Kind[], unit: number): void {
-  const minR = Math.max(10, 2.5 * unit);
+function markStamps(labels: Int32Array, w: number, comps: Component[], kinds: Kind[], unit: number, long: number): void {
+  // Stamps are 2 to 5 cm across: a few text heights, never a large part of the page.
+  const minR = Math.max(10, 2.5 * unit), maxR = Math.min(40 * unit, 0.12 * long);
   const eligible = (i: number) => kinds[i] === Kind.Neutral || kinds[i] === Kind.Small || kinds[i] === Kind.Line;
+  const textIds = new Set(comps.filter((_, i) => kinds[i] === Kind.Text).map((c) => c.id));
+  const h = labels.length / w;
   const rings: Array<{ cx: number; cy: number; r: number }> = [];
   comps.forEach((c, i) => {
     if (!eligible(i) || Math.max(c.w, c.h) < minR) return;
     if (rings.some((g) => Math.hypot(c.x + c.w / 2 - g.cx, c.y + c.h / 2 - g.cy) <= g.r * 1.1)) return;
     const fit = fitCircle(labels, w, c);
-    if (!fit || fit.r < minR || fit.r > 40 * unit || fit.residual > 0.06 || Math.max(c.w, c.h) < 0.6 * fit.r) return;
+    if (!fit || fit.r < minR || fit.r > maxR || fit.residual * fit.r > Math.max(2, 0.05 * fit.r) || Math.max(c.w, c.h) < 0.6 * fit.r) return;
     if (c.area > 2 * Math.PI * fit.r * Math.max(3, fit.r / 5)) return; // a ring is thin for its size
-    const covered = [...fit.sectors];
-    const R = fit.r * 1.1;
-    comps.forEach((o, k) => {
-      if (k === i || !eligible(k)) return;
-      if (o.x < fit.cx - R || o.y < fit.cy - R || o.x + o.w > fit.cx + R || o.y + o.h > fit.cy + R) return;
-      const on = onCircle(labels, w, o, fit.cx, fit.cy, fit.r);
-      if (on.residual <= 0.1) on.sectors.forEach((v, s) => (covered[s] ||= v));
-    });
-    if (covered.filter(Boolean).length / 36 >= 0.55) rings.push({ cx: fit.cx, cy: fit.cy, r: fit.r });
+    // An arc pins the radius down only roughly: refit on all ink (not print) near the circle, in a
+    // narrowing band, then count the ten-degree sectors the ink covers.
+    let circle = { cx: fit.cx, cy: fit.cy, r: fit.r };
+    let covered = 0;
+    for (const rel of [0.25, 0.12, 0.07]) {
+      const band = Math.max(2.5, rel * circle.r);
+      const xs: number[] = [], ys: number[] = [];
+      const hits = new Uint16Array(36);
+      const x0 = Math.max(0, Math.floor(circle.cx - circle.r - band)), x1 = Math.min(w - 1, Math.ceil(circle.cx + circle.r + band));
+      const y0 = Math.max(0, Math.floor(circle.cy - circle.r - band)), y1 = Math.min(h - 1, Math.ceil(circle.cy + circle.r + band));
+      for (let y = y0; y <= y1; y++) {
+        for (let x = x0; x <= x1; x++) {
+          const id = labels[y * w + x];
+          if (id === 0 || textIds.has(id)) continue;
+          const dx = x + 0.5 - circle.cx, dy = y + 0.5 - circle.cy;
+          if (Math.abs(Math.hypot(dx, dy) - circle.r) > band) continue;
+          xs.push(x + 0.5);
+          ys.push(y + 0.5);
+          let a = Math.atan2(dy, dx);
+          if (a < 0) a += 2 * Math.PI;
+          hits[Math.min(35, Math.floor((a / (2 * Math.PI)) * 36))]++;
+        }
+      }
+      covered = hits.reduce((n, v) => n + (v >= 2 ? 1 : 0), 0) / 36;
+      const next = circleThrough(xs, ys);
+      if (!next || Math.abs(next.r - circle.r) > 0.3 * circle.r) break;
+      if (rel !== 0.07) circle = next;
+    }
+    if (covered >= 0.55 && circle.r >= minR && circle.r <= maxR) rings.push(circle);
   });
   for (const ring of rings) {
     const inner = ring.r * 1.08 + 2, outer = ring.r * 1.3 + 3;

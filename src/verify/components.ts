@@ -76,25 +76,42 @@ export interface CircleFit {
  * A stamp's ring, whole or broken into arcs by worn rubber and thresholding, fits with a small residual.
  */
 export function fitCircle(labels: Int32Array, w: number, c: Component): CircleFit | null {
-  let n = 0, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0, sxz = 0, syz = 0, sz = 0;
-  // Centre the coordinates on the box for numerical sanity.
-  const ox = c.x + c.w / 2, oy = c.y + c.h / 2;
+  const xs: number[] = [], ys: number[] = [];
   for (let y = c.y; y < c.y + c.h; y++) {
     for (let x = c.x; x < c.x + c.w; x++) {
       if (labels[y * w + x] !== c.id) continue;
-      const X = x - ox, Y = y - oy, Z = X * X + Y * Y;
-      n++;
-      sx += X;
-      sy += Y;
-      sxx += X * X;
-      syy += Y * Y;
-      sxy += X * Y;
-      sxz += X * Z;
-      syz += Y * Z;
-      sz += Z;
+      xs.push(x + 0.5);
+      ys.push(y + 0.5);
     }
   }
+  const circle = circleThrough(xs, ys);
+  return circle && { ...circle, ...onCircle(labels, w, c, circle.cx, circle.cy, circle.r) };
+}
+
+/** Algebraic least-squares circle through points, or null when they are (nearly) collinear. */
+export function circleThrough(xs: number[], ys: number[]): { cx: number; cy: number; r: number } | null {
+  const n = xs.length;
   if (n < 8) return null;
+  let ox = 0, oy = 0;
+  for (let k = 0; k < n; k++) {
+    ox += xs[k];
+    oy += ys[k];
+  }
+  // Centre the coordinates for numerical sanity.
+  ox /= n;
+  oy /= n;
+  let sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0, sxz = 0, syz = 0, sz = 0;
+  for (let k = 0; k < n; k++) {
+    const X = xs[k] - ox, Y = ys[k] - oy, Z = X * X + Y * Y;
+    sx += X;
+    sy += Y;
+    sxx += X * X;
+    syy += Y * Y;
+    sxy += X * Y;
+    sxz += X * Z;
+    syz += Y * Z;
+    sz += Z;
+  }
   // Normal equations for [D, E, F]: minimise sum (Z + D X + E Y + F)^2.
   const m = [
     [sxx, sxy, sx, -sxz],
@@ -115,9 +132,7 @@ export function fitCircle(labels: Int32Array, w: number, c: Component): CircleFi
   const D = m[0][3] / m[0][0], E = m[1][3] / m[1][1], F = m[2][3] / m[2][2];
   const ccx = -D / 2, ccy = -E / 2;
   const r2 = ccx * ccx + ccy * ccy - F;
-  if (!(r2 > 0)) return null;
-  const r = Math.sqrt(r2);
-  return { cx: ccx + ox, cy: ccy + oy, r, ...onCircle(labels, w, c, ccx + ox, ccy + oy, r) };
+  return r2 > 0 ? { cx: ccx + ox, cy: ccy + oy, r: Math.sqrt(r2) } : null;
 }
 
 /** How well a component's pixels lie on a given circle, and which sectors of it they cover. */

@@ -88,6 +88,6 @@ function locateWholeInk(page: Raster, region: Box): Found[] {
 
 /** A page or crop of a page that may hold print, lines, stamps and any number of signatures. */
 function locateOnPage(page: Raster, region: Box): Found[] {
-  const m = inkMask(page, region);
+  const m = inkMask(page, region, { deskew: true });
   return classifyPage(m).found.map((f) => ({ box: toPage(f.box, m, region, page), confidence: f.confidence }));
 }

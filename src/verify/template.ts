@@ -12,7 +12,7 @@
  */
 import { classifyPage, Kind } from "./classify";
 import { labelComponents } from "./components";
-import { clip, inkMask, unionBox, type Found, type InkMask } from "./ink-mask";
+import { clip, inkMask, turn, unionBox, type Found, type InkMask } from "./ink-mask";
 import type { Box, Raster } from "./types";
 
 export interface TemplateZone {
@@ -252,14 +252,17 @@ function fitSimilarity(pairs: number[][]): Similarity {
 export function locateWithTemplate(page: Raster, template: TemplateModel, region: Box): Found[] | null {
   const ratio = page.width / template.width;
   const factor = Math.max(1, Math.round(template.factor * ratio));
-  const m = inkMask(page, { x: 0, y: 0, w: page.width, h: page.height }, factor);
+  const m = inkMask(page, { x: 0, y: 0, w: page.width, h: page.height }, { factor });
   const prior = (template.factor * ratio) / factor;
   const reg = register(template.keypoints, extractKeypoints(m), prior, Math.max(m.w, m.h));
   if (!reg) return null;
   const t = reg.transform;
-  // New ink that is not a signature (a stamp, a new rule) is recognised on the page as a whole.
+  // New ink that is not a signature (a stamp, a new rule) is recognised on the page as a whole, levelled
+  // by the rotation registration found so that rules read as rules.
   const raw = m.mask.slice();
-  const cls = classifyPage(m);
+  const skew = Math.atan2(t.b, t.a);
+  const levelled = Math.abs(skew) >= 0.0045 ? inkMask(page, { x: 0, y: 0, w: page.width, h: page.height }, { factor, deskew: skew }) : m;
+  const cls = classifyPage(levelled);
   const excluded = new Uint8Array(cls.labelCount + 1);
   cls.components.forEach((c, i) => {
     if (cls.kinds[i] === Kind.Stamp || cls.kinds[i] === Kind.Line) excluded[c.id] = 1;
@@ -276,8 +279,11 @@ export function locateWithTemplate(page: Raster, template: TemplateModel, region
         const x = zone.x + u + 0.5;
         const px = Math.floor(t.a * x - t.b * y + t.tx), py = Math.floor(t.b * x + t.a * y + t.ty);
         if (px < 0 || py < 0 || px >= m.w || py >= m.h) continue;
-        const q = py * m.w + px;
-        if (raw[q] && !excluded[cls.labels[q]]) fresh[i] = 1;
+        if (!raw[py * m.w + px]) continue;
+        const [lx, ly] = turn(levelled, px + 0.5, py + 0.5);
+        const qx = Math.floor(lx), qy = Math.floor(ly);
+        const label = qx >= 0 && qy >= 0 && qx < levelled.w && qy < levelled.h ? cls.labels[qy * levelled.w + qx] : 0;
+        if (!excluded[label]) fresh[i] = 1;
       }
     }
     const tb = template.boxes[k];
