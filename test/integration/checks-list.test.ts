@@ -1,0 +1,99 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { api, createOrg, type CreatedOrg } from "../helpers/tenant";
+import { signaturePng } from "../helpers/signatures";
+import { blankPage, encodePng } from "../fixtures/generator";
+import { checkForm, enrolWriter, expectProblem, postCheck, waitForJob, type CheckResultBody } from "../helpers/checks";
+
+let org: CreatedOrg;
+
+interface ItemList { items: (CheckResultBody & { metadata?: unknown })[]; next_cursor: string | null }
+interface JobList { jobs: { job_id: string; status: string }[]; next_cursor: string | null }
+
+beforeAll(async () => {
+  org = await createOrg();
+  await enrolWriter(org.apiKey, "alice", 11, 3);
+  await enrolWriter(org.apiKey, "bob", 23, 3);
+  const res = await postCheck(
+    org.apiKey,
+    checkForm(
+      {
+        job_id: "list-a",
+        items: [
+          { file: "a", subject_reference: "alice", reference: "INV-100", process: "loans", input_type: "signature_image", metadata: { secret: 1 } },
+          { file: "b", subject_reference: "bob", reference: "INV-200", process: "cards" },
+          { file: "blank", subject_reference: "alice", reference: "inv-300", process: "loans" },
+        ],
+      },
+      { a: signaturePng(11, 5), b: signaturePng(23, 5), blank: encodePng(blankPage(800, 600)) },
+    ),
+  );
+  expect(res.status).toBe(202);
+  await waitForJob(org.apiKey, "list-a");
+  const one = await postCheck(org.apiKey, checkForm({ job_id: "list-b", items: [{ file: "d", subject_reference: "ghost", reference: "INV-400" }] }, { d: signaturePng(11, 6) }));
+  expect(one.status).toBe(200);
+});
+
+async function get<T>(query: string): Promise<T> {
+  const res = await api(`/sig/checks${query}`, { key: org.apiKey });
+  expect(res.status, await res.clone().text()).toBe(200);
+  return res.json();
+}
+
+describe("GET /sig/checks", () => {
+  it("lists jobs newest first, filtered by status, with cursors", async () => {
+    const all = await get<JobList>("");
+    expect(all.jobs.map((j) => j.job_id)).toEqual(["list-b", "list-a"]);
+    const page = await get<JobList>("?view=jobs&limit=1");
+    expect(page.jobs.map((j) => j.job_id)).toEqual(["list-b"]);
+    const next = await get<JobList>(`?limit=1&cursor=${page.next_cursor}`);
+    expect(next.jobs.map((j) => j.job_id)).toEqual(["list-a"]);
+    expect(next.next_cursor).toBeNull();
+    expect((await get<JobList>("?status=failed")).jobs.map((j) => j.job_id)).toEqual(["list-b"]);
+  });
+
+  it("lists items without metadata, with exact filters, the ERROR filter and the q prefix", async () => {
+    const items = await get<ItemList>("?view=items");
+    expect(items.items.map((i) => i.check_id)).toEqual(["list-b/0", "list-a/2", "list-a/1", "list-a/0"]);
+    expect(items.items.every((i) => !("metadata" in i))).toBe(true);
+    expect((await get<ItemList>("?view=items&subject_reference=alice")).items.map((i) => i.check_id)).toEqual(["list-a/2", "list-a/0"]);
+    expect((await get<ItemList>("?view=items&process=loans&input_type=signature_image")).items.map((i) => i.check_id)).toEqual(["list-a/0"]);
+    expect((await get<ItemList>("?view=items&decision=ERROR")).items.map((i) => i.check_id)).toEqual(["list-b/0"]);
+    expect((await get<ItemList>("?view=items&decision=NO_SIGNATURE")).items.map((i) => i.check_id)).toEqual(["list-a/2"]);
+    // Case-sensitive prefix of reference, subject reference, file name or check id.
+    expect((await get<ItemList>("?view=items&q=INV-")).items.map((i) => i.check_id)).toEqual(["list-b/0", "list-a/1", "list-a/0"]);
+    expect((await get<ItemList>("?view=items&q=list-a/1")).items.map((i) => i.check_id)).toEqual(["list-a/1"]);
+    expect((await get<ItemList>("?view=items&q=bo")).items.map((i) => i.check_id)).toEqual(["list-a/1"]);
+    const p1 = await get<ItemList>("?view=items&limit=3");
+    const p2 = await get<ItemList>(`?view=items&limit=3&cursor=${p1.next_cursor}`);
+    expect([...p1.items, ...p2.items].map((i) => i.check_id)).toEqual(items.items.map((i) => i.check_id));
+  });
+
+  it("summarises decisions (ERROR for none) and the processes seen", async () => {
+    const s = await get<{ decisions: Record<string, number>; total: number; processes: string[] }>("?view=summary");
+    expect(s.total).toBe(4);
+    expect(s.decisions.ERROR).toBe(1);
+    expect(s.decisions.NO_SIGNATURE).toBe(1);
+    expect(s.processes).toEqual(["cards", "loans"]);
+    const loans = await get<{ total: number }>("?view=summary&process=loans");
+    expect(loans.total).toBe(2);
+  });
+
+  it("refuses a filter of another view, and a cursor it did not issue, with 400 naming them", async () => {
+    for (const [q, field] of [["?view=jobs&decision=FAILED", "decision"], ["?view=items&status=queued", "status"], ["?view=summary&limit=5", "limit"], ["?q=x", "q"]]) {
+      const problem = await expectProblem(await api(`/sig/checks${q}`, { key: org.apiKey }), 400);
+      expect(problem.detail).toContain(field);
+    }
+    const jobs = await get<JobList>("?limit=1");
+    await expectProblem(await api(`/sig/checks?view=items&cursor=${jobs.next_cursor}`, { key: org.apiKey }), 400, "invalid_cursor");
+    await expectProblem(await api("/sig/checks?view=items&cursor=forged", { key: org.apiKey }), 400, "invalid_cursor");
+  });
+
+  it("the subject view links to its items", async () => {
+    const view = (await (await api("/sig/subjects/alice", { key: org.apiKey })).json()) as { checks: { recent: { check_id: string }[]; total: number; next: string } };
+    expect(view.checks.total).toBe(2);
+    expect(view.checks.recent.map((r) => r.check_id)).toEqual(["list-a/2", "list-a/0"]);
+    const next = new URL(view.checks.next);
+    const linked = await get<ItemList>(next.search);
+    expect(linked.items.map((i) => i.check_id)).toEqual(["list-a/2", "list-a/0"]);
+  });
+});
