@@ -123,6 +123,16 @@ describe("PDF", () => {
     expect(error.page).toBe(2);
   });
 
+  it("turns a page shown with /Rotate 90 upright", async () => {
+    const { PDFDocument, degrees } = await import("pdf-lib");
+    const doc = await PDFDocument.load(await toPdf([{ png: encodePng({ width: 60, height: 20, data: new Uint8Array(1200).map((_, i) => (i % 60 < 10 ? 0 : 255)) }) }]));
+    doc.getPage(0).setRotation(degrees(90));
+    const page = await decodePage(await doc.save(), 0);
+    expect([page.width, page.height]).toEqual([20, 60]);
+    expect(page.data[0]).toBe(0);
+    expect(page.data[59 * 20]).toBe(255);
+  });
+
   it("knows the page count of a long PDF without decoding a page", async () => {
     const jpeg = encodeJpeg(form.raster, 80);
     const pdf = await toPdf(Array.from({ length: 12 }, () => ({ jpeg })));

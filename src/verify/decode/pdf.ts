@@ -1,6 +1,7 @@
 import { PDFArray, PDFBool, PDFDict, PDFDocument, PDFName, PDFNumber, PDFRawStream, PDFRef, type PDFObject } from "pdf-lib";
 import { VerifyError, type DecodeLimits, type Raster } from "../types";
 import { inflateBounded } from "./inflate";
+import { applyOrientation } from "./orientation";
 import { guardPdfStructure } from "./pdf-guard";
 import { decodeJpegGrey } from "./jpeg";
 import { checkDimensions, checkPageIndex } from "./limits";
@@ -48,8 +49,10 @@ export class PdfReader {
   async decodePage(pageIndex: number): Promise<Raster> {
     checkPageIndex(pageIndex, this.pageCount);
     let image: PDFRawStream | undefined;
+    let rotate = 0;
     try {
       const page = this.#doc.getPage(pageIndex);
+      rotate = (((page.getRotation().angle % 360) + 360) % 360) | 0;
       image = largestImage(this.#doc, page.node.Resources(), 0);
     } catch (err) {
       if (err instanceof VerifyError) throw err;
@@ -58,7 +61,9 @@ export class PdfReader {
     if (!image) {
       throw new VerifyError("no_raster_content", `page ${pageIndex + 1} of the PDF holds no image to verify (a text or vector page)`, pageIndex);
     }
-    return decodeImageStream(this.#doc, image, this.#limits, pageIndex);
+    const raster = await decodeImageStream(this.#doc, image, this.#limits, pageIndex);
+    // /Rotate turns the page clockwise for display: 90 is orientation 6, 180 is 3, 270 is 8.
+    return applyOrientation(raster, ({ 90: 6, 180: 3, 270: 8 } as Record<number, number>)[rotate] ?? 1);
   }
 }
 
