@@ -40,6 +40,8 @@ export interface TemplateModel {
   zones: TemplateZone[];
 }
 
+/** Share of the template's keypoints a registration must explain; chance alignments of other forms stay near 0.3. */
+const MIN_SUPPORT = 0.5;
 /** Most keypoints kept in a template; more add JSON without improving registration. */
 const MAX_KEYPOINTS = 900;
 /** How far (working pixels) the blank's ink is thickened before subtraction. */
@@ -134,7 +136,8 @@ export function register(tk: number[], pk: number[], prior: number, long: number
         }
       }
     }
-    cands.push(list);
+    // Crowded print can offer hundreds; a sample of them is enough to verify against.
+    cands.push(list.length > 300 ? list.filter((_, k) => k % Math.ceil(list.length / 300) === 0) : list);
   }
   const usable = cands.map((l, i) => (l.length > 0 && l.length <= 80 ? i : -1)).filter((i) => i >= 0);
   if (usable.length < 6) return null;
@@ -195,9 +198,12 @@ export function register(tk: number[], pk: number[], prior: number, long: number
     const pairs = matchPairs(best, tk, pk, usable, cands, limit);
     if (pairs.length >= 3) best = fitSimilarity(pairs);
   }
-  const inliers = count(best, usable, tol);
-  const support = inliers / usable.length;
-  if (inliers < 8 || support < 0.15) return null;
+  // Judge on every keypoint that has candidates, crowded ones included: a wrong transform still lands
+  // near some word by chance in dense print, but only the right one lands near most of them.
+  const all = cands.map((l, i) => (l.length > 0 ? i : -1)).filter((i) => i >= 0);
+  const inliers = count(best, all, tol);
+  const support = inliers / all.length;
+  if (inliers < 12 || support < MIN_SUPPORT) return null;
   return { transform: best, inliers, support };
 }
 
