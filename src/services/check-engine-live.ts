@@ -5,15 +5,19 @@
 import { getCore } from "../verify/core-module";
 import { openDocument } from "../verify/decode";
 import { checkDocument, InsufficientReferencesError } from "../verify/pipeline";
+import { ModelMismatchError } from "../verify/compare";
 import type { ReferenceModel } from "../verify/model";
 import { signatureCropPng } from "../verify/render";
 import { VerifyError } from "../verify/types";
 import type { CheckEngine, VerificationEngine } from "./engine";
 import { liveEngine } from "./engine-live";
 
-/** The subject's usable references are fewer than the policy asks for. */
+/** The references cannot be compared with: too few usable ones, or a model built by another engine version. */
 export class NotEnoughReferences extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly code: "not_enough_references" | "references_outdated" = "not_enough_references",
+  ) {
     super(message);
     this.name = "NotEnoughReferences";
   }
@@ -47,6 +51,7 @@ export function liveCheckEngine(): VerificationEngine & CheckEngine {
         );
       } catch (err) {
         if (err instanceof InsufficientReferencesError) throw new NotEnoughReferences(err.message);
+        if (err instanceof ModelMismatchError) throw new NotEnoughReferences(`The subject's references cannot be compared with (${err.message}); enrol them again.`, "references_outdated");
         throw err;
       }
       const best = outcome.bestSignature === null ? undefined : outcome.signatures.find((s) => s.index === outcome.bestSignature);

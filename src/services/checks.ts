@@ -320,7 +320,7 @@ async function evaluate(ctx: CheckContext, job: CheckJobRow, item: CheckItemRow,
     return decidedResult(basics, doc, model.count);
   } catch (err) {
     if (isVerifyError(err)) return errorResult(basics, { code: err.code, detail: err.message }, item.pageCount);
-    if (err instanceof NotEnoughReferences) return errorResult(basics, { code: "not_enough_references", detail: err.message }, item.pageCount);
+    if (err instanceof NotEnoughReferences) return errorResult(basics, { code: err.code, detail: err.message }, item.pageCount);
     throw err;
   }
 }
