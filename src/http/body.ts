@@ -118,6 +118,11 @@ export function tightenBodyLimit(c: Context, maxBytes: number): void {
   if (state) state.limit = Math.min(state.limit, maxBytes);
 }
 
+/** An empty body (`Content-Length: 0`) is no body: routes whose body is optional accept it untyped. */
+function hasBody(c: Context): boolean {
+  return c.req.raw.body !== null && declaredLength(c) !== 0;
+}
+
 function mediaType(header: string | undefined): string {
   return (header ?? "").split(";")[0].trim().toLowerCase();
 }
@@ -137,7 +142,7 @@ export function bodyRules(config: RouteConfig): { before: MiddlewareHandler<AppE
   // that will be refused anyway.
   const before: MiddlewareHandler<AppEnv> = async (c, next) => {
     if (maxBody !== undefined) tightenBodyLimit(c, maxBody);
-    if (types.length > 0 && c.req.raw.body !== null) {
+    if (types.length > 0 && hasBody(c)) {
       const type = mediaType(c.req.header("Content-Type"));
       if (!types.includes(type)) {
         throw new ProblemError(
@@ -151,7 +156,7 @@ export function bodyRules(config: RouteConfig): { before: MiddlewareHandler<AppE
   };
   // Malformed JSON names the body (after authentication: an anonymous caller learns nothing of it).
   const after: MiddlewareHandler<AppEnv> = async (c, next) => {
-    if (c.req.raw.body !== null && isJson(mediaType(c.req.header("Content-Type")))) {
+    if (hasBody(c) && isJson(mediaType(c.req.header("Content-Type")))) {
       try {
         await c.req.json();
       } catch (err) {
