@@ -108,13 +108,16 @@ export async function decodeTiffPage(bytes: Uint8Array, pageIndex: number, limit
   if (first(tags, "t284", 1) === 2 && spp > 1) {
     throw new VerifyError("unsupported_format", "planar TIFF pages are not supported", pageIndex);
   }
+  if (!(tags.t273 || tags.t324)) throw new VerifyError("corrupt_file", `TIFF page ${pageIndex + 1} has no image data`, pageIndex);
+  const orientation = first(tags, "t274", 1);
+  if (compression === 4) return applyOrientation(decodeG4Strips(bytes, tags, width, height, photometric, pageIndex), orientation);
+  const layout = layoutFor({ width, height, spp, bps, photometric, tags }, pageIndex);
+  // Uncompressed strips are read in place: no copy of the raw samples.
+  if (compression === 1 && layout && !tags.t322) return applyOrientation(readRawStrips(bytes, tags, layout, pageIndex), orientation);
   const raw = Math.ceil((width * spp * bps) / 8) * height;
   if (raw > TIFF_RAW_BUDGET_BYTES) {
     throw new VerifyError("too_many_pixels", `TIFF page ${pageIndex + 1} would take ${raw} bytes to decompress; at most ${TIFF_RAW_BUDGET_BYTES} are allowed`, pageIndex);
   }
-  if (!(tags.t273 || tags.t324)) throw new VerifyError("corrupt_file", `TIFF page ${pageIndex + 1} has no image data`, pageIndex);
-  const orientation = first(tags, "t274", 1);
-  if (compression === 4) return applyOrientation(decodeG4Strips(bytes, tags, width, height, photometric, pageIndex), orientation);
   if (compression === 8 || compression === 32946) await checkDeflateStrips(bytes, tags, raw, pageIndex);
 
   const ifd = { ...tags } as unknown as UTIF.IFD;
@@ -156,29 +159,46 @@ async function checkDeflateStrips(bytes: Uint8Array, tags: Tags, raw: number, pa
   }
 }
 
+function layoutFor(p: { width: number; height: number; spp: number; bps: number; photometric: number; tags: Tags }, page: number): SampleLayout | null {
+  const { width, height, spp, bps, photometric, tags } = p;
+  const base = { width, height, bitsPerComponent: bps, channels: spp, pngFilters: false };
+  if ((photometric === 0 || photometric === 1) && bps <= 8) return { ...base, model: "grey", invert: photometric === 0, alpha: spp === 2 };
+  if (photometric === 2 && bps === 8 && (spp === 3 || spp === 4)) return { ...base, model: "rgb", alpha: spp === 4 && first(tags, "t338", 0) !== 0 };
+  if (photometric === 5 && bps === 8 && spp === 4) return { ...base, model: "cmyk" };
+  if (photometric === 3 && bps <= 8 && tags.t320) {
+    const map = tags.t320 as number[];
+    const n = 1 << bps;
+    if (map.length < 3 * n) throw new VerifyError("corrupt_file", "the TIFF colour map is too short", page);
+    const lut = new Uint8Array(256);
+    for (let i = 0; i < n; i++) lut[i] = ((map[i] >> 8) * 77 + (map[n + i] >> 8) * 150 + (map[2 * n + i] >> 8) * 29 + 128) >> 8;
+    return { ...base, model: "indexed", lut };
+  }
+  return null;
+}
+
+function readRawStrips(bytes: Uint8Array, tags: Tags, layout: SampleLayout, page: number): Raster {
+  const offs = tags.t273 as number[];
+  const lens = tags.t279 as number[] | undefined;
+  const rowBytes = Math.ceil((layout.width * layout.channels * layout.bitsPerComponent) / 8);
+  const rowsPerStrip = Math.min(layout.height, first(tags, "t278", layout.height)) || layout.height;
+  const dec = new RowDecoder(layout);
+  for (let i = 0, y = 0; i < offs.length && y < layout.height; i++, y += rowsPerStrip) {
+    const want = Math.min(rowsPerStrip, layout.height - y) * rowBytes;
+    const len = Math.min(want, lens?.[i] ?? want);
+    if (offs[i] + len > bytes.length) throw new VerifyError("corrupt_file", "a TIFF strip lies past the end of the file", page);
+    dec.push(bytes.subarray(offs[i], offs[i] + len));
+    if (len < want) dec.push(new Uint8Array(want - len));
+  }
+  return dec.raster;
+}
+
 function toGrey(
   ifd: UTIF.IFD,
   data: Uint8Array,
   p: { width: number; height: number; spp: number; bps: number; photometric: number; tags: Tags },
   page: number,
 ): Raster {
-  const { width, height, spp, bps, photometric, tags } = p;
-  let layout: SampleLayout | null = null;
-  const base = { width, height, bitsPerComponent: bps, channels: spp, pngFilters: false };
-  if ((photometric === 0 || photometric === 1) && bps <= 8) {
-    layout = { ...base, model: "grey", invert: photometric === 0, alpha: spp === 2 };
-  } else if (photometric === 2 && bps === 8 && (spp === 3 || spp === 4)) {
-    layout = { ...base, model: "rgb", alpha: spp === 4 && first(tags, "t338", 0) !== 0 };
-  } else if (photometric === 5 && bps === 8 && spp === 4) {
-    layout = { ...base, model: "cmyk" };
-  } else if (photometric === 3 && bps <= 8 && tags.t320) {
-    const map = tags.t320 as number[];
-    const n = 1 << bps;
-    if (map.length < 3 * n) throw new VerifyError("corrupt_file", "the TIFF colour map is too short", page);
-    const lut = new Uint8Array(256);
-    for (let i = 0; i < n; i++) lut[i] = ((map[i] >> 8) * 77 + (map[n + i] >> 8) * 150 + (map[2 * n + i] >> 8) * 29 + 128) >> 8;
-    layout = { ...base, model: "indexed", lut };
-  }
+  const layout = layoutFor(p, page);
   if (layout) {
     const dec = new RowDecoder(layout);
     dec.push(data);
@@ -186,5 +206,5 @@ function toGrey(
   }
   // Anything rarer (16-bit, YCbCr leftovers, LogLuv...) goes through utif2's own RGBA conversion.
   const rgba = wrapDecoder("TIFF", page, () => UTIF.toRGBA8(ifd));
-  return rgbaToGrey(rgba, width, height);
+  return rgbaToGrey(rgba, p.width, p.height);
 }
