@@ -235,22 +235,23 @@ export function downscale(r: Raster, region: Box, factor: number): Raster {
   const w = Math.max(1, Math.floor(region.w / factor));
   const h = Math.max(1, Math.floor(region.h / factor));
   const out = new Uint8Array(w * h);
-  const norm = 1 / (factor * factor);
-  const acc = new Float64Array(w);
+  const src = r.data;
+  const stride = r.width;
+  const half = (factor * factor) >> 1;
+  const area = factor * factor;
+  const acc = new Uint32Array(w);
   for (let y = 0; y < h; y++) {
     acc.fill(0);
     for (let dy = 0; dy < factor; dy++) {
-      const sy = Math.min(r.height - 1, region.y + y * factor + dy);
-      const row = sy * r.width + region.x;
+      let p = Math.min(r.height - 1, region.y + y * factor + dy) * stride + region.x;
       for (let x = 0; x < w; x++) {
-        let s = 0;
-        const o = row + x * factor;
-        for (let dx = 0; dx < factor; dx++) s += r.data[o + dx];
-        acc[x] += s;
+        let sum = 0;
+        for (let dx = 0; dx < factor; dx++) sum += src[p++];
+        acc[x] += sum;
       }
     }
-    const oo = y * w;
-    for (let x = 0; x < w; x++) out[oo + x] = Math.round(acc[x] * norm);
+    const o = y * w;
+    for (let x = 0; x < w; x++) out[o + x] = ((acc[x] + half) / area) | 0;
   }
   return { width: w, height: h, data: out };
 }
