@@ -140,7 +140,7 @@ function fitCached(core: ReturnType<typeof loadNodeCore>, writers: Writer[], tra
   const key = `${trainedOn.join(",")}:${classifier}`;
   let p = fitMemo.get(key);
   if (!p) {
-    p = fitParams(core, writers, { trainedOn, classifier, anchor: anchorFromEnv() });
+    p = fitParams(core, writers, { trainedOn, classifier, anchor: anchorFromEnv(), randomWeight: process.env.RANDOM_WEIGHT ? Number(process.env.RANDOM_WEIGHT) : undefined });
     fitMemo.set(key, p);
   }
   return p;

@@ -16,12 +16,16 @@ export interface FitOptions {
   /** Weight of random forgeries relative to skilled ones. */
   randomWeight?: number;
   k?: number;
+  /** A separate linear model per band of reference counts (default: one pooled model). */
+  perBand?: boolean;
   /** Shift the calibration so that the training skilled-forgery FAR at this score is `far` (optional). */
   anchor?: { score: number; far: number };
   trainedOn: string[];
 }
 
-const NS = [1, 3, 5, 10];
+/** Reference counts simulated in training, and the bands of reference counts with their own classifier. */
+const TRAIN_NS = [1, 2, 3, 4, 5, 7, 10];
+const BANDS = [1, 3, 6, 1000];
 
 function mean(a: number[]): number {
   return a.reduce((s, v) => s + v, 0) / Math.max(1, a.length);
@@ -79,46 +83,52 @@ export function fitParams(core: Core, writers: Writer[], opt: FitOptions): Scori
     variantRatio: ratios.map((r) => (r.length ? median(r) : 2)),
     spreadFloor: 0.1,
     outlierZ: 3,
-    classifier: { weights: [...new Array(G).fill(-1 / G), ...new Array(G).fill(0)], bias: 0 },
-    calibration: { a: 1, b: 0 },
+    classifiers: [],
   };
 
-  // 3. Comparison vectors of simulated enrolments of the training writers.
-  const X: number[][] = [];
-  const y: number[] = [];
-  const wt: number[] = [];
-  const kinds: string[] = [];
+  // 3. Comparison vectors of simulated enrolments of the training writers, by band of reference count.
+  const bands = new Map<number, { X: number[][]; y: number[]; wt: number[]; kinds: string[] }>();
+  for (const maxRefs of BANDS) bands.set(maxRefs, { X: [], y: [], wt: [], kinds: [] });
   const rw = opt.randomWeight ?? 0.3;
   for (const w of writers) {
     if (w.genuine.length < 2) continue;
-    for (const n of NS) {
+    for (const n of TRAIN_NS) {
+      if (n > 1 && n >= w.genuine.length) continue;
       const model = modelFor(core, w, n, params);
       const active = model.refs.filter((r) => !r.outlier).map((r) => featureVector(r.features));
+      const band = bands.get(BANDS.find((b) => active.length <= b) ?? BANDS[BANDS.length - 1])!;
       const qs = questionedOf(w, n, writers);
       const counts = { genuine: 0, skilled: 0, random: 0 };
       for (const q of qs) counts[q.kind]++;
       for (const q of qs) {
         const d = core.groupDistances(featureVector(q.sample.features), active);
-        X.push(comparisonVector(d, active.length, G, model, params).x);
-        y.push(q.kind === "genuine" ? 1 : 0);
-        kinds.push(q.kind);
-        wt.push(q.kind === "genuine" ? 1 / counts.genuine : q.kind === "skilled" ? 1 / Math.max(1, counts.skilled) : rw / Math.max(1, counts.random));
+        band.X.push(comparisonVector(d, active.length, G, model, params).x);
+        band.y.push(q.kind === "genuine" ? 1 : 0);
+        band.kinds.push(q.kind);
+        band.wt.push(q.kind === "genuine" ? 1 / counts.genuine : q.kind === "skilled" ? 1 / Math.max(1, counts.skilled) : rw / Math.max(1, counts.random));
       }
     }
   }
-  if (opt.classifier !== "zmean") {
-    params.classifier = monotoneLogistic(X, y, wt, opt.lambda ?? 1e-2);
-  }
-  // 4. Calibration: a logistic map of the logit (Platt), on the same balanced weights.
-  const logits = X.map((x) => params.classifier.bias + x.reduce((s, v, i) => s + v * params.classifier.weights[i], 0));
-  const cal = logistic(logits.map((l) => [l]), y, wt, 1e-6);
-  params.calibration = { a: cal.w[0], b: cal.b };
-  if (opt.anchor) {
-    // Move the map so that the anchor score falls at the wanted skilled-forgery FAR on training data.
-    const skilled = logits.filter((_, i) => kinds[i] === "skilled").map((l) => params.calibration.a * l);
-    const sorted = [...skilled].sort((p, q) => q - p);
-    const cut = sorted[Math.min(sorted.length - 1, Math.floor(opt.anchor.far * sorted.length))];
-    params.calibration.b = Math.log(opt.anchor.score / (1 - opt.anchor.score)) - cut;
+  // One linear model over all bands (more data, fewer ways to overfit); each band gets its own calibration.
+  const all = [...bands.values()];
+  const XA = all.flatMap((b) => b.X), yA = all.flatMap((b) => b.y), wA = all.flatMap((b) => b.wt);
+  const pooled = opt.classifier === "zmean"
+    ? { weights: [...new Array(G).fill(-1 / G), ...new Array(G).fill(0)], bias: 0 }
+    : monotoneLogistic(XA, yA, wA, opt.lambda ?? 1e-2);
+  for (const maxRefs of BANDS) {
+    const { X, y, wt, kinds } = bands.get(maxRefs)!;
+    const c = opt.perBand && opt.classifier !== "zmean" && X.length > 0 ? monotoneLogistic(X, y, wt, opt.lambda ?? 1e-2) : pooled;
+    // 4. Calibration: a logistic map of the logit (Platt), on the same balanced weights.
+    const logits = X.map((x) => c.bias + x.reduce((s, v, i) => s + v * c.weights[i], 0));
+    const cal = X.length ? logistic(logits.map((l) => [l]), y, wt, 1e-6) : { w: [1], b: 0 };
+    const calibration = { a: cal.w[0], b: cal.b };
+    if (opt.anchor && X.length) {
+      // Move the map so that the anchor score falls at the wanted skilled-forgery FAR on training data.
+      const skilled = logits.filter((_, i) => kinds[i] === "skilled").map((l) => calibration.a * l).sort((p, q) => q - p);
+      const cut = skilled[Math.min(skilled.length - 1, Math.floor(opt.anchor.far * skilled.length))];
+      calibration.b = Math.log(opt.anchor.score / (1 - opt.anchor.score)) - cut;
+    }
+    params.classifiers.push({ maxRefs, weights: c.weights, bias: c.bias, calibration });
   }
   return params;
 }

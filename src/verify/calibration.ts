@@ -25,8 +25,19 @@ export interface ScoringParams {
   spreadFloor: number;
   /** Outlier references: leave-one-out mean z above this is flagged. */
   outlierZ: number;
-  /** Linear model over the comparison vector: logit = w . x + b (higher = genuine). */
-  classifier: { weights: number[]; bias: number };
+  /**
+   * One classifier per band of reference counts (ascending maxRefs; the last also serves any larger count):
+   * how far to trust the subject's own statistics depends on how many references they rest on, and the
+   * calibration per band keeps a score meaning the same whatever the count.
+   */
+  classifiers: Classifier[];
+}
+
+export interface Classifier {
+  maxRefs: number;
+  /** Linear model over the comparison vector: logit = w . x + b (higher = genuine); every w <= 0. */
+  weights: number[];
+  bias: number;
   /** score = sigmoid(a * logit + b). */
   calibration: { a: number; b: number };
 }
@@ -37,7 +48,20 @@ export function sigmoid(t: number): number {
   return 1 / (1 + Math.exp(-t));
 }
 
-export function calibrate(logit: number, p: ScoringParams): number {
-  const s = sigmoid(p.calibration.a * logit + p.calibration.b);
+export function classifierFor(p: ScoringParams, refCount: number): Classifier {
+  return p.classifiers.find((c) => refCount <= c.maxRefs) ?? p.classifiers[p.classifiers.length - 1];
+}
+
+export function logitOf(x: readonly number[], c: Classifier): number {
+  if (x.length !== c.weights.length) throw new RangeError("comparison vector and classifier disagree in length");
+  let t = c.bias;
+  for (let i = 0; i < x.length; i++) t += c.weights[i] * x[i];
+  return t;
+}
+
+/** The calibrated score in [0, 1] of a comparison vector, for a model with `refCount` active references. */
+export function scoreOf(x: readonly number[], refCount: number, p: ScoringParams): number {
+  const c = classifierFor(p, refCount);
+  const s = sigmoid(c.calibration.a * logitOf(x, c) + c.calibration.b);
   return Math.min(1, Math.max(0, s));
 }

@@ -11,7 +11,7 @@
  *               questioned signature's raster, with deviation = zone distance / mean zone distance (1 = typical)
  */
 import type { Core } from "./core";
-import { DEFAULT_PARAMS, calibrate, type ScoringParams } from "./calibration";
+import { DEFAULT_PARAMS, scoreOf, type ScoringParams } from "./calibration";
 import { FEATURE_VERSION, featureVector, type SignatureFeatures } from "./features";
 import { aggregate, type ReferenceModel } from "./model";
 
@@ -59,12 +59,6 @@ export function comparisonVector(
   return { x, z: zSum / groups };
 }
 
-export function logitOf(x: number[], params: ScoringParams): number {
-  let t = params.classifier.bias;
-  for (let i = 0; i < x.length; i++) t += params.classifier.weights[i] * x[i];
-  return t;
-}
-
 export function compareToModel(
   core: Core,
   features: SignatureFeatures,
@@ -82,7 +76,7 @@ export function compareToModel(
   const dist = core.groupDistances(q, refVectors);
 
   const { x, z } = comparisonVector(dist, active.length, G, model, params);
-  const score = features.inkFound ? calibrate(logitOf(x, params), params) : 0;
+  const score = features.inkFound ? scoreOf(x, active.length, params) : 0;
 
   // Best reference: smallest distance relative to the subject's typical distance, over all groups.
   let best = 0;

@@ -1,8 +1,8 @@
 // Reference models and scores: same writer above other writers, outliers flagged, a calibrated score.
 import { describe, expect, it } from "vitest";
 import { getCore } from "../../src/verify/core-module";
-import { DEFAULT_PARAMS, calibrate } from "../../src/verify/calibration";
-import { compareToModel, comparisonVector, logitOf } from "../../src/verify/compare";
+import { DEFAULT_PARAMS, scoreOf } from "../../src/verify/calibration";
+import { compareToModel, comparisonVector } from "../../src/verify/compare";
 import { extractFeatures } from "../../src/verify/features";
 import { buildReferenceModel } from "../../src/verify/model";
 import { makeWriter, renderSignature } from "../fixtures/generator";
@@ -64,7 +64,7 @@ describe("reference model and comparison", () => {
     let prev = Infinity;
     for (const f of [0, 0.25, 0.5, 1, 2, 4, 8, 100]) {
       const d = base.map((v) => v * f);
-      const s = calibrate(logitOf(comparisonVector(d, 1, core.groupCount, model, DEFAULT_PARAMS).x, DEFAULT_PARAMS), DEFAULT_PARAMS);
+      const s = scoreOf(comparisonVector(d, 1, core.groupCount, model, DEFAULT_PARAMS).x, 3, DEFAULT_PARAMS);
       expect(s).toBeGreaterThanOrEqual(0);
       expect(s).toBeLessThanOrEqual(1);
       expect(s).toBeLessThanOrEqual(prev);

@@ -136,6 +136,62 @@ function resample1d(src: usize, ss: usize, n: i32, dst: usize, ds: usize, m: i32
   }
 }
 
+/** Ink mass per column (columns true) or per row over the rectangle [x0, x1) x [y0, y1), into `out` (zeroed first). */
+function profile(src: usize, w: i32, lut: usize, y0: i32, y1: i32, x0: i32, x1: i32, out: usize, outLen: i32, columns: bool): void {
+  memory.fill(out, 0, <usize>outLen << 2);
+  for (let y = y0; y < y1; y++) {
+    const row = src + <usize>(y * w);
+    let rs: f32 = 0;
+    for (let x = x0; x < x1; x++) {
+      const v = load<f32>(lut + (<usize>load<u8>(row + <usize>x) << 2));
+      if (v == 0) continue;
+      if (columns) {
+        const c = out + (<usize>x << 2);
+        store<f32>(c, load<f32>(c) + v);
+      } else rs += v;
+    }
+    if (!columns) store<f32>(out + (<usize>y << 2), rs);
+  }
+}
+
+@inline function at(m: usize, i: i32): f32 {
+  return load<f32>(m + (<usize>i << 2));
+}
+
+const SPECK_SHARE: f32 = 0.015;
+const EMPTY: f32 = 0.5;
+
+/**
+ * Within [lo, hi) of a mass profile, repeatedly drop a leading or trailing run of ink holding under
+ * SPECK_SHARE of the mass when a gap of at least 2% of the extent (and 3 px) separates it from the rest.
+ * Returns (lo << 32) | hi.
+ */
+function dropIsolated(m: usize, lo: i32, hi: i32, total: f32, extent: i32): i64 {
+  const minGap = max(3, extent / 50);
+  while (lo < hi && at(m, lo) < EMPTY) lo++;
+  while (hi > lo && at(m, hi - 1) < EMPTY) hi--;
+  for (let round = 0; round < 8; round++) {
+    let changed = false;
+    // Leading run.
+    let e = lo;
+    let mass: f32 = 0;
+    while (e < hi && at(m, e) >= EMPTY) { mass += at(m, e); e++; }
+    let next = e;
+    while (next < hi && at(m, next) < EMPTY) next++;
+    if (next < hi && next - e >= minGap && mass < SPECK_SHARE * total) { lo = next; changed = true; }
+    // Trailing run.
+    let b = hi;
+    mass = 0;
+    while (b > lo && at(m, b - 1) >= EMPTY) { mass += at(m, b - 1); b--; }
+    let prev = b;
+    while (prev > lo && at(m, prev - 1) < EMPTY) prev--;
+    if (prev > lo && b - prev >= minGap && mass < SPECK_SHARE * total) { hi = prev; changed = true; }
+    if (!changed) break;
+  }
+  if (hi <= lo) hi = lo + 1;
+  return (i64(lo) << 32) | i64(hi);
+}
+
 /**
  * Threshold, crop to the ink and size-normalise. Returns false when there is (almost) no ink.
  * The normalised image (f32 ink weights in [0, 1], normW x normH) is at normPtr.
@@ -163,7 +219,23 @@ export function preprocess(src: usize, w: i32, h: i32): bool {
     inkX0 = 0; inkY0 = 0; inkW = w; inkH = h; normW = 0; normH = 0;
     return false;
   }
-  const cut = total * TRIM;
+  // Isolated specks at the edges (dust, a stray dot) would stretch the box: drop small runs of ink
+  // separated from the rest by a gap, first along rows, then along columns within those rows, then rows
+  // again within those columns.
+  let ya = dropIsolated(rows, 0, h, total, h);
+  let ylo = i32(ya >> 32), yhi = i32(ya & 0xffffffff);
+  profile(src, w, lut, ylo, yhi, 0, w, cols, w, true);
+  let xa = dropIsolated(cols, 0, w, total, w);
+  const xlo = i32(xa >> 32), xhi = i32(xa & 0xffffffff);
+  profile(src, w, lut, 0, h, xlo, xhi, rows, h, false);
+  ya = dropIsolated(rows, 0, h, total, h);
+  ylo = i32(ya >> 32); yhi = i32(ya & 0xffffffff);
+  profile(src, w, lut, ylo, yhi, 0, w, cols, w, true);
+  for (let x = 0; x < w; x++) if (x < xlo || x >= xhi) store<f32>(cols + (<usize>x << 2), 0);
+  for (let y = 0; y < h; y++) if (y < ylo || y >= yhi) store<f32>(rows + (<usize>y << 2), 0);
+  let kept: f32 = 0;
+  for (let x = 0; x < w; x++) kept += load<f32>(cols + (<usize>x << 2));
+  const cut = kept * TRIM;
   const x0 = trimStart(cols, w, cut);
   const x1 = max(x0 + 1, trimEnd(cols, w, cut));
   const y0 = trimStart(rows, h, cut);
