@@ -66,7 +66,7 @@ function testApp() {
   app.post("/idem/multipart", async (c) => {
     const form = await c.req.formData();
     count("multipart");
-    return c.json({ size: (form.get("file") as File).size }, 201);
+    return c.json({ size: (form.get("file") as unknown as File).size }, 201);
   });
   app.onError((err, c) => renderProblem(isProblemError(err) ? err : new ProblemError("internal_error", "x"), env.DOCS_URL, c.get("requestId")));
 
