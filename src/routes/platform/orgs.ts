@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { App } from "../../app";
 import type { Org, RegionName } from "../../http/context";
+import { moveTenantGate } from "../../../durable-objects/tenant-gate-client";
 import { ProblemError, invalidField, notFound } from "../../http/problem";
 import { problems } from "../../http/route";
 import { LATEST_VERSION } from "../../http/versioning";
@@ -113,6 +114,8 @@ async function completeMove(env: Env, org: Org, requestId: string): Promise<Org>
   const from = regionStore(env, org.region);
   const dest = regionStore(env, to);
   const copied = await copyOrgData(org.id, from, dest);
+  // Usage counters and idempotency records live in the per-region gate; they move with the data.
+  await moveTenantGate(env, org.id, org.region, to);
   await directory(env.DIRECTORY).completeMove(org.id, to);
   await deleteOrgData(org.id, from);
   const moved = await mustGetOrg(env, org.id);
