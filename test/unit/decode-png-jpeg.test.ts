@@ -144,11 +144,11 @@ describe("JPEG decoding to grey", () => {
   });
 
   it("decodes baseline JPEGs with its own luma decoder, matching photon's reading", async () => {
-    const { decodeJpegBaseline } = await import("../../src/verify/decode/jpeg-baseline");
+    const { decodeJpegLuma } = await import("../../src/verify/decode/jpeg-luma");
     const { photonDecodeGrey } = await import("../../src/verify/decode/photon");
     const odd: Raster = { width: 203, height: 77, data: new Uint8Array(203 * 77).map((_, i) => (i * 31) % 256) };
     for (const jpg of [encodeJpeg(src, 90), encodeJpeg(odd, 75)]) {
-      const mine = decodeJpegBaseline(jpg)!;
+      const mine = decodeJpegLuma(jpg)!;
       const ref = photonDecodeGrey(jpg, "JPEG");
       expect([mine.width, mine.height]).toEqual([ref.width, ref.height]);
       let maxDiff = 0;

@@ -5,10 +5,11 @@
  * pixel memory is allocated, and every failure is a typed VerifyError: unsupported_format, corrupt_file,
  * too_large, too_many_pages, too_many_pixels, no_raster_content or page_out_of_range.
  *
- * Memory per page: PNG, baseline JPEG, TIFF G4 and PDF Flate/CCITT/baseline-DCT pages are decoded straight
- * to grey, one byte per pixel (40 MB at the default 40 MP bound). utif2 holds at most TIFF_RAW_BUDGET_BYTES
- * of raw strips for other TIFF compressions. Progressive, RGB or CMYK JPEGs go through photon, which holds
- * about 8 bytes per pixel while decoding, so those are bounded by JPEG_MAX_PIXELS (10.5 MP, see jpeg.ts).
+ * Memory per page: PNG, baseline JPEG, TIFF (uncompressed, G4) and PDF Flate/CCITT/DCT pages are decoded
+ * straight to grey, one byte per pixel (40 MB at the default 40 MP bound). Progressive JPEGs also hold
+ * their luma coefficients (two bytes per pixel, up to PROGRESSIVE_MAX_PIXELS = 20 MP). utif2 holds at most
+ * TIFF_RAW_BUDGET_BYTES of raw strips for other TIFF compressions. RGB, CMYK, 12-bit or arithmetic JPEGs go
+ * through photon, about 8 bytes per pixel, so those are bounded by JPEG_MAX_PIXELS (10.5 MP, see jpeg.ts).
  */
 import { VerifyError, type DecodeLimits, type Raster } from "../types";
 import { decodeJpegGrey } from "./jpeg";

@@ -1,6 +1,6 @@
 import { VerifyError } from "../types";
 import type { DecodeLimits, Raster } from "../types";
-import { decodeJpegBaseline } from "./jpeg-baseline";
+import { decodeJpegLuma } from "./jpeg-luma";
 import { checkDimensions, truncated, u16be, wrapDecoder } from "./limits";
 import { applyOrientation, jpegOrientation } from "./orientation";
 import { photonDecodeGrey } from "./photon";
@@ -35,14 +35,14 @@ export function jpegDimensions(b: Uint8Array): { width: number; height: number; 
 }
 
 /**
- * A JPEG file (or a PDF /DCTDecode stream) to grey. Baseline JPEGs, which is what scanners and phones
- * write, go through the luma-only decoder at one byte per pixel; the rest through photon, under
- * JPEG_MAX_PIXELS.
+ * A JPEG file (or a PDF /DCTDecode stream) to grey. Baseline and progressive Huffman JPEGs in YCbCr or
+ * grey (what scanners, phones and web tools write) go through the luma-only decoder; the rest (RGB, CMYK,
+ * 12-bit, arithmetic) through photon, under JPEG_MAX_PIXELS.
  */
 export function decodeJpegGrey(bytes: Uint8Array, limits: DecodeLimits, page?: number, what = "JPEG", honourExif = true): Raster {
   const d = jpegDimensions(bytes);
   checkDimensions(d.width, d.height, limits, page);
-  const own = wrapDecoder(what, page, () => decodeJpegBaseline(bytes));
+  const own = wrapDecoder(what, page, () => decodeJpegLuma(bytes));
   let r = own;
   if (!r) {
     checkJpegPixels(d.width, d.height, page);
@@ -54,7 +54,7 @@ export function decodeJpegGrey(bytes: Uint8Array, limits: DecodeLimits, page?: n
 
 /**
  * photon decodes a JPEG to RGB and then RGBA inside its WASM memory (about 8 bytes per pixel at the peak,
- * memory the instance keeps), so the JPEGs photon decodes (progressive ones, RGB or CMYK colour) get a tighter bound than the general
+ * memory the instance keeps), so the JPEGs photon decodes (RGB or CMYK colour, 12-bit, arithmetic coding) get a tighter bound than the general
  * pixel bound: 10.5 MP covers an A4 page at 300 dpi (8.7 MP) while keeping photon under about 85 MB.
  */
 export const JPEG_MAX_PIXELS = 10_500_000;
