@@ -8,6 +8,7 @@
 import { circleThrough, fitCircle, labelComponents, onCircle, orientationEntropy, type Component } from "./components";
 import { isFrameEdge, unionBox, type Found, type InkMask } from "./ink-mask";
 import { removeRulingLines } from "./morphology";
+import { erase, eraseRings, type Ring } from "./stamps";
 import type { Box } from "./types";
 
 /** Candidates scoring below this are not reported. */
@@ -27,9 +28,30 @@ export interface PageClassification {
 export function classifyPage(m: InkMask): PageClassification {
   const long = Math.max(m.w, m.h);
   removeRulingLines(m.mask, m.w, m.h, Math.max(40, Math.round(m.w * 0.12)), Math.max(30, Math.round(m.h * 0.05)));
-  const { labels, count, components } = labelComponents(m.mask, m.w, m.h, 6);
-  const { found, kinds } = findSignatures(m, labels, components, long);
-  return { found, labels, labelCount: count, components, kinds };
+  let lab = labelComponents(m.mask, m.w, m.h, 6);
+  let res = findSignatures(m, lab.labels, lab.components, long, []);
+  // A stamp pressed over a signature joins it into one component the arc test cannot see as a ring.
+  // Look for rings in what is left as handwriting; erase them and sort the page again.
+  const rings = hiddenRings(m, lab.labels, lab.components, res.kinds, res.unit);
+  if (rings.length > 0) {
+    lab = labelComponents(m.mask, m.w, m.h, 6);
+    res = findSignatures(m, lab.labels, lab.components, long, rings);
+  }
+  return { found: res.found, labels: lab.labels, labelCount: lab.count, components: lab.components, kinds: res.kinds };
+}
+
+function hiddenRings(m: InkMask, labels: Int32Array, comps: Component[], kinds: Kind[], unit: number): Ring[] {
+  const minR = Math.max(10, 2.5 * unit), maxR = Math.min(40 * unit, 0.12 * Math.max(m.w, m.h));
+  const big = comps.filter((c, i) => (kinds[i] === Kind.Seed || kinds[i] === Kind.Neutral) && c.w >= 2 * minR && c.h >= 2 * minR);
+  if (big.length === 0) return [];
+  const ids = new Set(big.map((c) => c.id));
+  const only = new Uint8Array(m.mask.length);
+  for (const c of big) {
+    for (let y = c.y; y < c.y + c.h; y++) for (let x = c.x; x < c.x + c.w; x++) if (ids.has(labels[y * m.w + x])) only[y * m.w + x] = 1;
+  }
+  const rings = eraseRings(only, m.w, m.h, Math.round(minR), Math.round(maxR));
+  for (const ring of rings) erase(m.mask, m.w, m.h, ring);
+  return rings;
 }
 
 export const enum Kind {
@@ -42,7 +64,7 @@ export const enum Kind {
   Seed, // large and irregular: where a signature is
 }
 
-function findSignatures(m: InkMask, labels: Int32Array, comps: Component[], long: number): { found: Found[]; kinds: Kind[] } {
+function findSignatures(m: InkMask, labels: Int32Array, comps: Component[], long: number, knownRings: Ring[]): { found: Found[]; kinds: Kind[]; unit: number } {
   const kinds = new Array<Kind>(comps.length).fill(Kind.Neutral);
   comps.forEach((c, i) => {
     const thin = Math.min(c.w, c.h), len = Math.max(c.w, c.h);
@@ -57,7 +79,7 @@ function findSignatures(m: InkMask, labels: Int32Array, comps: Component[], long
     else if (c.h <= 1.6 * unit && c.w <= 12 * unit) kinds[i] = Kind.Small;
   });
 
-  markStamps(labels, m.w, comps, kinds, unit, long);
+  markStamps(labels, m.w, comps, kinds, unit, long, knownRings);
 
   const seedH = Math.max(2.5 * unit, long * 0.015, 8);
   comps.forEach((c, i) => {
@@ -75,7 +97,7 @@ function findSignatures(m: InkMask, labels: Int32Array, comps: Component[], long
     const confidence = scoreCandidate(box, ink, m, unit);
     if (confidence >= MIN_CONFIDENCE) out.push({ box, confidence });
   }
-  return { found: out, kinds };
+  return { found: out, kinds, unit };
 }
 
 /**
@@ -134,13 +156,13 @@ function findTextRows(comps: Component[], kinds: Kind[], long: number): { rowTex
  * proposal whose arcs go most of the way round is a stamp. A handwritten loop can fit a circle too, but
  * nothing else lies on it, so it covers only its own sectors.
  */
-function markStamps(labels: Int32Array, w: number, comps: Component[], kinds: Kind[], unit: number, long: number): void {
+function markStamps(labels: Int32Array, w: number, comps: Component[], kinds: Kind[], unit: number, long: number, knownRings: Ring[]): void {
   // Stamps are 2 to 5 cm across: a few text heights, never a large part of the page.
   const minR = Math.max(10, 2.5 * unit), maxR = Math.min(40 * unit, 0.12 * long);
   const eligible = (i: number) => kinds[i] === Kind.Neutral || kinds[i] === Kind.Small || kinds[i] === Kind.Line;
   const textIds = new Set(comps.filter((_, i) => kinds[i] === Kind.Text).map((c) => c.id));
   const h = labels.length / w;
-  const rings: Array<{ cx: number; cy: number; r: number }> = [];
+  const rings: Array<{ cx: number; cy: number; r: number }> = [...knownRings];
   comps.forEach((c, i) => {
     if (!eligible(i) || Math.max(c.w, c.h) < minR) return;
     if (rings.some((g) => Math.hypot(c.x + c.w / 2 - g.cx, c.y + c.h / 2 - g.cy) <= g.r * 1.1)) return;
@@ -178,11 +200,16 @@ function markStamps(labels: Int32Array, w: number, comps: Component[], kinds: Ki
     if (covered >= 0.55 && circle.r >= minR && circle.r <= maxR) rings.push(circle);
   });
   for (const ring of rings) {
+    // Inside a ring that had a signature running across it, the signature's own strokes stay: only
+    // print-sized marks there are the stamp's.
+    const crossed = knownRings.includes(ring as Ring);
     const inner = ring.r * 1.08 + 2, outer = ring.r * 1.3 + 3;
     const within = (c: Component, r: number) => c.x >= ring.cx - r && c.y >= ring.cy - r && c.x + c.w <= ring.cx + r && c.y + c.h <= ring.cy + r;
     comps.forEach((c, i) => {
       // Inside the ring, or a piece of the ring itself (its box can poke out of the fitted circle's box).
-      if (within(c, inner) || (within(c, outer) && onCircle(labels, w, c, ring.cx, ring.cy, ring.r).residual <= 0.12)) kinds[i] = Kind.Stamp;
+      const onRing = within(c, outer) && onCircle(labels, w, c, ring.cx, ring.cy, ring.r).residual <= 0.12;
+      const inside = within(c, inner) && (!crossed || Math.max(c.w, c.h) <= 2.5 * unit);
+      if (onRing || inside) kinds[i] = Kind.Stamp;
     });
   }
 }

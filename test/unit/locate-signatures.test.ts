@@ -32,6 +32,18 @@ describe("locating signatures without a template", () => {
     }
   });
 
+  it("keeps a stamp pressed over the end of a signature out of its box", () => {
+    for (const seed of [2, 3, 5]) {
+      const clear = renderForm({ signatures: [{ writer: makeWriter(seed), box: boxes[0] }], seed });
+      const ink = clear.signatures[0].inkBox;
+      // The stamp's rings cross the last strokes, so ring and signature are one connected blot.
+      const stamped = renderForm({ signatures: [{ writer: makeWriter(seed), box: boxes[0] }], seed, stamp: { cx: ink.x + ink.w + 40, cy: ink.y + ink.h / 2, r: 85 } });
+      const found = locateSignatures([stamped.raster], { inputType: "form" });
+      expect(found, `seed ${seed}`).toHaveLength(1);
+      expect(boxIoU(found[0].box, ink), `seed ${seed}`).toBeGreaterThan(0.85);
+    }
+  });
+
   it("finds nothing on blank forms, stamp included", () => {
     for (const seed of [1, 2, 3, 4, 5, 6]) {
       const blank = renderForm({ signatures: [], boxes: [boxes[0]], stamp: true, seed });
