@@ -2,8 +2,9 @@ import { describe, expect, it } from "vitest";
 import { decodeDocument, decodePage, pageCount, sniffFormat } from "../../src/verify/decode";
 import { JPEG_MAX_PIXELS } from "../../src/verify/decode/jpeg";
 import { VerifyError, type Raster } from "../../src/verify/types";
-import { encodeJpeg, encodePng } from "../fixtures/generator";
+import { encodeJpeg, encodePng, makeWriter, renderSignature } from "../fixtures/generator";
 import { makePng, zlib } from "./decode-files";
+import { encodeProgressiveJpeg } from "./jpeg-progressive-encode";
 
 async function failure(p: Promise<unknown>): Promise<{ error: VerifyError; ms: number }> {
   const t = performance.now();
@@ -155,6 +156,26 @@ describe("JPEG decoding to grey", () => {
       for (let i = 0; i < ref.data.length; i++) maxDiff = Math.max(maxDiff, Math.abs(mine.data[i] - ref.data[i]));
       expect(maxDiff).toBeLessThanOrEqual(1);
     }
+  });
+
+  it("decodes progressive JPEGs (DC successive approximation, AC bands) as photon does", async () => {
+    const { decodeJpegLuma } = await import("../../src/verify/decode/jpeg-luma");
+    const { photonDecodeGrey } = await import("../../src/verify/decode/photon");
+    const sig = renderSignature(makeWriter(6), { height: 75 });
+    const jpg = encodeProgressiveJpeg(sig);
+    const mine = decodeJpegLuma(jpg)!;
+    expect(mine).not.toBeNull();
+    const ref = photonDecodeGrey(jpg, "JPEG");
+    let vsPhoton = 0;
+    let vsSource = 0;
+    for (let i = 0; i < ref.data.length; i++) {
+      vsPhoton = Math.max(vsPhoton, Math.abs(mine.data[i] - ref.data[i]));
+      vsSource = Math.max(vsSource, Math.abs(mine.data[i] - sig.data[i]));
+    }
+    expect(vsPhoton).toBeLessThanOrEqual(1);
+    expect(vsSource).toBeLessThan(20);
+    expect((await decodePage(jpg, 0)).width).toBe(sig.width);
+    expect((await failure(decodePage(jpg.slice(0, jpg.length - 200), 0))).error.code).toBe("corrupt_file");
   });
 
   it("decodes a 12 MP phone-size baseline JPEG, beyond what photon may hold", async () => {
