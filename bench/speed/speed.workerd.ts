@@ -16,6 +16,7 @@ import { groupDistancesTs } from "../../src/verify/kernels-ts";
 import { locateSignatures } from "../../src/verify/locate";
 import { buildReferenceModel } from "../../src/verify/model";
 import { checkDocument } from "../../src/verify/pipeline";
+import { analyseFrame } from "../../src/verify/pipeline-frame";
 import { assessQuality } from "../../src/verify/quality";
 import { cropRaster } from "../../src/verify/render";
 import { encodeJpeg, makeWriter, photoOf, renderForm, renderSignature, signatureBoxes } from "../../test/fixtures/generator";
@@ -93,6 +94,8 @@ it("speed", async () => {
     }),
     "<= 50 ms",
   );
+
+  report("640 px frame: analyseFrame (decode + quality + locate)", await measure(() => analyseFrame(frame, { qualityFloor: DEFAULT_QUALITY_FLOOR })));
 
   // One comparison against 10 references, and the kernels alone.
   const q = extractFeatures(core, renderSignature(writer, { variant: 30 }));
