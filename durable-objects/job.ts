@@ -111,6 +111,12 @@ export class Job extends DurableObject<Env> {
     return applied ? { state: applied.state, counted: false, finishedNow: applied.finishedNow } : null;
   }
 
+  /** Forgets the job: its creation was undone (its inputs or its queue messages could not be stored). */
+  discard(): void {
+    this.#sql.exec("DELETE FROM done_items");
+    this.#sql.exec("DELETE FROM job");
+  }
+
   /** Item indexes already completed (for diagnostics and tests). */
   completedItems(): number[] {
     return this.#sql.exec<{ item_index: number }>("SELECT item_index FROM done_items ORDER BY item_index").toArray().map((r) => r.item_index);

@@ -145,13 +145,19 @@ export async function createJob(
     await jobObject(ctx.env, orgId, args.jobId).init(orgId, args.jobId, itemRows.length);
   } catch (err) {
     console.error("check inputs could not be stored", args.jobId, err);
-    await deletePrefix(ctx.store.files, inboxPrefix(orgId, args.jobId)).catch(() => 0);
-    await repo.deleteJob(orgId, args.jobId).catch(() => undefined);
+    await discardJob(ctx, args.jobId);
     throw new ProblemError("unavailable", "The check's inputs could not be stored; nothing was kept. Retry the request.", {
       headers: { "Retry-After": "5" },
     });
   }
   return job;
+}
+
+/** Undoes a job's creation: its rows, its inbox and its Job DO. Best effort; each part may be absent. */
+export async function discardJob(ctx: Pick<CheckContext, "env" | "org" | "store">, jobId: string): Promise<void> {
+  await deletePrefix(ctx.store.files, inboxPrefix(ctx.org.id, jobId)).catch(() => 0);
+  await checksRepo(ctx.store.db).deleteJob(ctx.org.id, jobId).catch(() => undefined);
+  await jobObject(ctx.env, ctx.org.id, jobId).discard().catch(() => undefined);
 }
 
 /** Hands items to the check queue. */

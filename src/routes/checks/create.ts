@@ -12,7 +12,7 @@ import { chooseMode, type JobMode } from "../../domain/job";
 import { jobIdFromKey } from "../../domain/check-request";
 import { DEFAULT_POLICY_NAME } from "../../domain/policy";
 import { getLatestPolicy } from "../../storage/policies";
-import { BudgetExceeded, createJob, enqueueItems, runItem, type CheckContext, type RunOptions } from "../../services/checks";
+import { BudgetExceeded, createJob, discardJob, enqueueItems, runItem, type CheckContext, type RunOptions } from "../../services/checks";
 import { renderResult, type StoredResult } from "../../services/check-results";
 import { checkSettings, inlineSlots } from "../../services/check-capacity";
 import { liveCheckEngine } from "../../services/check-engine-live";
@@ -129,7 +129,14 @@ export function registerCreateCheck(app: App): void {
     await createJob(ctx, { jobId, mode, policy, metadata: body.request.metadata ?? null, actor: caller.actor, items: prepared });
 
     if (mode === "queued") {
-      await enqueueItems(ctx, jobId, prepared.map((p) => p.item.index));
+      try {
+        await enqueueItems(ctx, jobId, prepared.map((p) => p.item.index));
+      } catch (err) {
+        // Without its messages the job would wait forever: take it back out.
+        console.error("check queue unavailable", jobId, err);
+        await discardJob(ctx, jobId);
+        throw new ProblemError("unavailable", "The check queue is unavailable; nothing was kept. Retry the request.", { headers: { "Retry-After": "5" } });
+      }
       const url = statusUrl(c, jobId);
       return c.json({ job_id: jobId, status: "queued" as const, item_count: prepared.length, status_url: url }, 202, { Location: url });
     }
