@@ -44,12 +44,18 @@ function hiddenRings(m: InkMask, labels: Int32Array, comps: Component[], kinds: 
   const minR = Math.max(10, 2.5 * unit), maxR = Math.min(40 * unit, 0.12 * Math.max(m.w, m.h));
   const big = comps.filter((c, i) => (kinds[i] === Kind.Seed || kinds[i] === Kind.Neutral) && c.w >= 2 * minR && c.h >= 2 * minR);
   if (big.length === 0) return [];
+  // Work on the part of the page those components cover: voting and measuring scale with its area.
   const ids = new Set(big.map((c) => c.id));
-  const only = new Uint8Array(m.mask.length);
+  const u = unionBox(big), pad = Math.ceil(maxR);
+  const ax = Math.max(0, u.x - pad), ay = Math.max(0, u.y - pad);
+  const area = { x: ax, y: ay, w: Math.min(m.w, u.x + u.w + pad) - ax, h: Math.min(m.h, u.y + u.h + pad) - ay };
+  const only = new Uint8Array(area.w * area.h);
   for (const c of big) {
-    for (let y = c.y; y < c.y + c.h; y++) for (let x = c.x; x < c.x + c.w; x++) if (ids.has(labels[y * m.w + x])) only[y * m.w + x] = 1;
+    for (let y = c.y; y < c.y + c.h; y++) {
+      for (let x = c.x; x < c.x + c.w; x++) if (ids.has(labels[y * m.w + x])) only[(y - area.y) * area.w + (x - area.x)] = 1;
+    }
   }
-  const rings = eraseRings(only, m.w, m.h, Math.round(minR), Math.round(maxR));
+  const rings = eraseRings(only, area.w, area.h, Math.round(minR), Math.round(maxR)).map((r) => ({ ...r, cx: r.cx + area.x, cy: r.cy + area.y }));
   for (const ring of rings) erase(m.mask, m.w, m.h, ring);
   return rings;
 }

@@ -47,7 +47,7 @@ export function eraseRings(mask: Uint8Array, w: number, h: number, minR: number,
   for (let tries = 0; tries < 4; tries++) {
     let best = -1, bestV = 0;
     for (let k = 0; k < acc.length; k++) {
-      const v = acc[k] + (acc[k - 1] ?? 0) + (acc[k + 1] ?? 0) + (acc[k - aw] ?? 0) + (acc[k + aw] ?? 0);
+      const v = acc[k] + (k > 0 ? acc[k - 1] : 0) + (k + 1 < acc.length ? acc[k + 1] : 0) + (k >= aw ? acc[k - aw] : 0) + (k + aw < acc.length ? acc[k + aw] : 0);
       if (v > bestV) {
         bestV = v;
         best = k;
@@ -86,48 +86,56 @@ export function erase(mask: Uint8Array, w: number, h: number, ring: Ring): void 
  * thin band, inked most of the way round. Refines the centre by a pixel either way.
  */
 function measureRing(mask: Uint8Array, w: number, h: number, cx0: number, cy0: number, minR: number, maxR: number): Ring | null {
-  let best: Ring | null = null, bestScore = 0;
-  for (let oy = -2; oy <= 2; oy++) {
-    for (let ox = -2; ox <= 2; ox++) {
-      const cx = cx0 + ox + 0.5, cy = cy0 + oy + 0.5;
-      const hist = new Float32Array(maxR + 3);
-      const x0 = Math.max(0, Math.floor(cx - maxR - 2)), x1 = Math.min(w - 1, Math.ceil(cx + maxR + 2));
-      const y0 = Math.max(0, Math.floor(cy - maxR - 2)), y1 = Math.min(h - 1, Math.ceil(cy + maxR + 2));
-      for (let y = y0; y <= y1; y++) {
-        for (let x = x0; x <= x1; x++) {
-          if (!mask[y * w + x]) continue;
-          const d = Math.hypot(x + 0.5 - cx, y + 0.5 - cy);
-          if (d < minR - 2 || d > maxR + 2) continue;
-          // Ink per unit of circumference, so large radii are not favoured.
-          hist[Math.round(d)] += 1 / (2 * Math.PI * d);
-        }
-      }
-      for (let r = minR; r <= maxR; r++) {
-        const score = hist[r - 1] + hist[r] + hist[r + 1];
-        if (score > bestScore) {
-          bestScore = score;
-          best = { cx, cy, r, band: 2 };
-        }
+  // The ink near the candidate centre, gathered once for the centre offsets tried below.
+  const xs: number[] = [], ys: number[] = [];
+  const x0 = Math.max(0, Math.floor(cx0 - maxR - 5)), x1 = Math.min(w - 1, Math.ceil(cx0 + maxR + 5));
+  const y0 = Math.max(0, Math.floor(cy0 - maxR - 5)), y1 = Math.min(h - 1, Math.ceil(cy0 + maxR + 5));
+  for (let y = y0; y <= y1; y++) {
+    for (let x = x0; x <= x1; x++) {
+      if (mask[y * w + x]) {
+        xs.push(x + 0.5);
+        ys.push(y + 0.5);
       }
     }
   }
-  if (!best) return null;
+  let best: Ring | null = null, bestScore = 0;
+  const hist = new Float32Array(maxR + 4);
+  const tryCentre = (cx: number, cy: number) => {
+    hist.fill(0);
+    for (let k = 0; k < xs.length; k++) {
+      const d = Math.hypot(xs[k] - cx, ys[k] - cy);
+      if (d < minR - 2 || d > maxR + 2) continue;
+      // Ink per unit of circumference, so large radii are not favoured.
+      hist[Math.round(d)] += 1 / d;
+    }
+    for (let r = minR; r <= maxR; r++) {
+      const score = hist[r - 1] + hist[r] + hist[r + 1];
+      if (score > bestScore) {
+        bestScore = score;
+        best = { cx, cy, r, band: 2 };
+      }
+    }
+  };
+  // The vote came from a half-size grid: search the centre a pixel or two either way, coarse then fine.
+  for (let oy = -1; oy <= 1; oy++) for (let ox = -1; ox <= 1; ox++) tryCentre(cx0 + ox + 0.5, cy0 + oy + 0.5);
+  const coarse = best as Ring | null;
+  if (coarse) for (let oy = -1; oy <= 1; oy++) for (let ox = -1; ox <= 1; ox++) if (ox || oy) tryCentre(coarse.cx + ox, coarse.cy + oy);
+  const found = best as Ring | null;
+  if (!found) return null;
   // Inked sectors within the band, and the band's width where the ink is.
   const sectors = new Uint16Array(36);
   let inBand = 0, band = 1.5;
-  const { cx, cy, r } = best;
-  for (let y = Math.max(0, Math.floor(cy - r - 6)); y <= Math.min(h - 1, Math.ceil(cy + r + 6)); y++) {
-    for (let x = Math.max(0, Math.floor(cx - r - 6)); x <= Math.min(w - 1, Math.ceil(cx + r + 6)); x++) {
-      if (!mask[y * w + x]) continue;
-      const dx = x + 0.5 - cx, dy = y + 0.5 - cy;
-      const off = Math.abs(Math.hypot(dx, dy) - r);
-      if (off > Math.max(3, 0.08 * r)) continue;
-      inBand++;
-      band = Math.max(band, Math.min(off + 1, Math.max(3, 0.08 * r)));
-      let a = Math.atan2(dy, dx);
-      if (a < 0) a += 2 * Math.PI;
-      sectors[Math.min(35, Math.floor((a / (2 * Math.PI)) * 36))]++;
-    }
+  const { cx, cy, r } = found;
+  const limit = Math.max(3, 0.08 * r);
+  for (let k = 0; k < xs.length; k++) {
+    const dx = xs[k] - cx, dy = ys[k] - cy;
+    const off = Math.abs(Math.hypot(dx, dy) - r);
+    if (off > limit) continue;
+    inBand++;
+    band = Math.max(band, Math.min(off + 1, limit));
+    let a = Math.atan2(dy, dx);
+    if (a < 0) a += 2 * Math.PI;
+    sectors[Math.min(35, Math.floor((a / (2 * Math.PI)) * 36))]++;
   }
   let covered = 0;
   for (const n of sectors) if (n >= 2) covered++;
