@@ -140,10 +140,16 @@ function fitCached(core: ReturnType<typeof loadNodeCore>, writers: Writer[], tra
   const key = `${trainedOn.join(",")}:${classifier}`;
   let p = fitMemo.get(key);
   if (!p) {
-    p = fitParams(core, writers, { trainedOn, classifier, anchor: anchorFromEnv(), randomWeight: process.env.RANDOM_WEIGHT ? Number(process.env.RANDOM_WEIGHT) : undefined });
+    p = fitParams(core, writers, { trainedOn, classifier, anchor: anchorFromEnv(), randomWeight: envNumber("RANDOM_WEIGHT"), priorStrength: envNumber("PRIOR_STRENGTH"), k: envNumber("K") });
     fitMemo.set(key, p);
   }
   return p;
+}
+
+// Tuning knobs for experiments (never in reported tables unless stated).
+function envNumber(name: string): number | undefined {
+  const v = process.env[name];
+  return v ? Number(v) : undefined;
 }
 
 function anchorFromEnv(): { score: number; far: number } | undefined {

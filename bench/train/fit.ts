@@ -16,6 +16,7 @@ export interface FitOptions {
   /** Weight of random forgeries relative to skilled ones. */
   randomWeight?: number;
   k?: number;
+  priorStrength?: number;
   /** A separate linear model per band of reference counts (default: one pooled model). */
   perBand?: boolean;
   /** Shift the calibration so that the training skilled-forgery FAR at this score is `far` (optional). */
@@ -79,7 +80,7 @@ export function fitParams(core: Core, writers: Writer[], opt: FitOptions): Scori
     featureVersion: FEATURE_VERSION,
     trainedOn: opt.trainedOn,
     k,
-    prior: { mean: priorMean, spread: priorSpread, strength: 2 },
+    prior: { mean: priorMean, spread: priorSpread, strength: opt.priorStrength ?? 2 },
     variantRatio: ratios.map((r) => (r.length ? median(r) : 2)),
     spreadFloor: 0.1,
     outlierZ: 3,
@@ -113,7 +114,7 @@ export function fitParams(core: Core, writers: Writer[], opt: FitOptions): Scori
   const all = [...bands.values()];
   const XA = all.flatMap((b) => b.X), yA = all.flatMap((b) => b.y), wA = all.flatMap((b) => b.wt);
   const pooled = opt.classifier === "zmean"
-    ? { weights: [...new Array(G).fill(-1 / G), ...new Array(G).fill(0)], bias: 0 }
+    ? { weights: [...new Array(G).fill(-1 / G), ...new Array(2 * G).fill(0)], bias: 0 }
     : monotoneLogistic(XA, yA, wA, opt.lambda ?? 1e-2);
   for (const maxRefs of BANDS) {
     const { X, y, wt, kinds } = bands.get(maxRefs)!;

@@ -39,7 +39,10 @@ const ZONE_ROWS = 4;
 const ZONE_COLS = 8;
 const REGION_COUNT = 3;
 
-/** The vector the classifier reads: per group z against the subject, then log distance against the population. */
+/**
+ * The vector the classifier reads, per group: z of the k-nearest distance against the subject's statistics,
+ * log of that distance against the population, and log of it against the subject's mean.
+ */
 export function comparisonVector(
   dist: Float32Array,
   refCount: number,
@@ -56,6 +59,8 @@ export function comparisonVector(
     zSum += z;
   }
   for (let g = 0; g < groups; g++) x.push(Math.log((d[g] + 1e-6) / (params.prior.mean[g] + 1e-6)));
+  // The distance relative to the subject's mean alone: steadier than z when the spread rests on few references.
+  for (let g = 0; g < groups; g++) x.push(Math.log((d[g] + 1e-6) / (model.stats.mean[g] + 1e-6)));
   return { x, z: zSum / groups };
 }
 
