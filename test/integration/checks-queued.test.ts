@@ -2,6 +2,8 @@ import { env } from "cloudflare:workers";
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../../src/index";
+import { checksRepo } from "../../src/storage/checks";
+import { jobObject } from "../../durable-objects/job-client";
 import { api, createOrg, type CreatedOrg } from "../helpers/tenant";
 import { signaturePng } from "../helpers/signatures";
 import { blankPage, encodePng } from "../fixtures/generator";
@@ -134,5 +136,35 @@ describe("queued checks", () => {
     await new Promise((r) => setTimeout(r, 1500));
     const after = await usage();
     expect(after.checks - before.checks).toBe(2);
+  });
+
+  it("settles an item whose consumer died after storing its result: the redelivery counts it once and completes the job", async () => {
+    const before = await usage();
+    const now = new Date().toISOString();
+    const result = { check_id: "died-1/0", job_id: "died-1", item_index: 0, decision: "APPROVE", score: 0.8, billable: true, subject_reference: "alice", reference: null, process: null, input_type: null, file_name: "d.png", pages: 1, signatures: [], best_match: null, regions: [], quality: null, reference_count: 3, versions: { policy: "default@1" }, metadata: null, errors: [], created_at: now, completed_at: now };
+    // The state a consumer leaves when it dies between storing the result and counting it.
+    await checksRepo(env.DB_US).insertJob(
+      { orgId: org.orgId, jobId: "died-1", status: "running", source: "api", mode: "queued", policy: "default@1", policySpec: "{}", itemCount: 1, completedItems: 0, metadata: null, createdBy: "test", createdAt: now, updatedAt: now, completedAt: null, inboxExpiresAt: "2999-01-01T00:00:00.000Z", inboxSweptAt: null },
+      [{ orgId: org.orgId, jobId: "died-1", itemIndex: 0, state: "done", subjectReference: "alice", reference: null, process: null, inputType: null, fileName: "d.png", spec: "{}", inputKey: "none", pageCount: 1, decision: "APPROVE", score: 0.8, billable: 1, result: JSON.stringify(result), createdAt: now, completedAt: now }],
+    );
+    const job = jobObject(env, org.orgId, "died-1");
+    await job.init(org.orgId, "died-1", 1);
+    await job.start();
+    expect(((await (await api("/sig/checks/died-1", { key: org.apiKey })).json()) as JobBody).status).toBe("running");
+
+    const message = { id: "died-1-redelivery", timestamp: new Date(), attempts: 2, body: { kind: "check_item", orgId: org.orgId, jobId: "died-1", index: 0 } };
+    for (let n = 0; n < 2; n++) {
+      const batch = createMessageBatch("countersign-check-items", [message]);
+      const ctx = createExecutionContext();
+      await worker.queue(batch, env, ctx);
+      expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["died-1-redelivery"]);
+    }
+    const done = (await (await api("/sig/checks/died-1", { key: org.apiKey })).json()) as JobBody;
+    expect(done).toMatchObject({ status: "completed", completed_items: 1 });
+    expect(done.results.map((r) => r.decision)).toEqual(["APPROVE"]);
+    expect(await job.completedItems()).toEqual([0]);
+    const after = await usage();
+    expect(after.checks - before.checks).toBe(1);
+    expect(after.billable_checks - before.billable_checks).toBe(1);
   });
 });
