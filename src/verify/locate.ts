@@ -2,11 +2,10 @@
  * Finding signatures on a page.
  *
  * Without a template, the page is shrunk to a working copy (long side about WORK_SIDE px), its paper is
- * flattened (so a phone photo's uneven light reads as an even page), it is binarised, ruling lines are
- * removed, and the connected components are sorted into printed text (rows of similar, small
- * components), stamps (ring-shaped components and what lies inside them), lines, and handwriting.
- * Large, irregular, curved components seed candidate signatures; neighbours are merged into them; each
- * candidate box is scored. With a template, see template.ts.
+ * flattened (so a phone photo's uneven light reads as an even page), it is binarised and levelled if
+ * askew, and classify.ts sorts its ink into print, rules, stamps and handwriting and proposes scored
+ * boxes. A bare `signature_image` is all signature: the box is around all its ink. With a template,
+ * template.ts registers the page to the blank; a page that does not register is searched without it.
  *
  * Conventions: `page` (in the target and in results) is 1-based, as people and documents number pages;
  * `index` is 0-based across the document, in reading order (page, then top to bottom, then left to right).
@@ -28,6 +27,7 @@ export interface LocateTarget {
 }
 
 export interface LocateOptions {
+  /** The caller's input_type: `signature_image` takes all the ink as one signature; anything else searches. */
   inputType?: string;
   target?: LocateTarget;
   template?: TemplateModel;
