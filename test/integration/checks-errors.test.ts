@@ -17,6 +17,13 @@ beforeAll(async () => {
 const one = (extra: Record<string, unknown> = {}) => checkForm({ items: [{ file: "d", subject_reference: "alice", ...extra }] }, { d: signaturePng(11, 5) });
 
 describe("POST /sig/checks refusals", () => {
+  it("401 without a valid credential", async () => {
+    await expectProblem(await api("/sig/checks", { method: "POST", body: one(), headers: { "Idempotency-Key": "k-401" } }), 401, "unauthorized");
+    await expectProblem(await postCheck("svc_test_not-a-key", one()), 401, "unauthorized");
+    await expectProblem(await api("/sig/checks/x"), 401, "unauthorized");
+    await expectProblem(await api("/sig/usage"), 401, "unauthorized");
+  });
+
   it("402 billing_required while billing is inactive; reads stay open", async () => {
     const unpaid = await createOrg({ billing: "inactive" });
     await expectProblem(await postCheck(unpaid.apiKey, one()), 402, "billing_required");
