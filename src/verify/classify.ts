@@ -300,7 +300,7 @@ function absorbRows(clusters: Component[][], rows: Component[][]): void {
         const rb = unionBox(row);
         const gap = Math.max(rb.x - (b.x + b.w), b.x - (rb.x + rb.w));
         const inBand = rb.y >= b.y - 0.1 * b.h && rb.y + rb.h <= b.y + b.h + 0.1 * b.h;
-        if (gap <= 0.5 * b.h && inBand) {
+        if (gap <= 0.8 * b.h && inBand) {
           cl.push(...row);
           rows[r] = [];
           changed = true;
