@@ -43,31 +43,30 @@ function rowExtreme(src: Uint8Array, dst: Uint8Array, w: number, h: number, r: n
   const n = w + 2 * r;
   const flip = max ? 0 : 255;
   // Padding reads as "no ink" for a min and "no paper" for a max: 0 after flipping either way.
+  // p holds the padded row; g the running max from each block start, hh from each block end.
   const p = new Uint8Array(n), g = new Uint8Array(n), hh = new Uint8Array(n);
+  const lastPhase = (n - 1) % k;
   for (let y = 0; y < h; y++) {
     const base = y * w;
-    for (let i = 0; i < w; i++) p[r + i] = src[base + i] ^ flip;
+    let run = 0;
     for (let j = 0, phase = 0; j < n; j++) {
-      const v = p[j];
-      if (phase === 0) g[j] = v;
-      else {
-        const q = g[j - 1];
-        g[j] = v > q ? v : q;
-      }
+      const i = j - r;
+      const v = i >= 0 && i < w ? src[base + i] ^ flip : 0;
+      p[j] = v;
+      run = phase === 0 || v > run ? v : run;
+      g[j] = run;
       if (++phase === k) phase = 0;
     }
-    for (let j = n - 1, phase = (n - 1) % k; j >= 0; j--) {
+    run = 0;
+    for (let j = n - 1, phase = lastPhase; j >= 0; j--) {
       const v = p[j];
-      if (phase === k - 1 || j === n - 1) hh[j] = v;
-      else {
-        const q = hh[j + 1];
-        hh[j] = v > q ? v : q;
+      run = phase === k - 1 || j === n - 1 || v > run ? v : run;
+      hh[j] = run;
+      if (j < w) {
+        const b = g[j + k - 1];
+        dst[base + j] = (run > b ? run : b) ^ flip;
       }
       if (--phase < 0) phase = k - 1;
-    }
-    for (let i = 0; i < w; i++) {
-      const a = hh[i], b = g[i + k - 1];
-      dst[base + i] = (a > b ? a : b) ^ flip;
     }
   }
 }
