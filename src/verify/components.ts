@@ -20,44 +20,95 @@ export interface Labelling {
   components: Component[];
 }
 
-/** Flood-fill labelling with an explicit stack; components smaller than `minArea` are dropped from the list (their pixels keep a label). */
+/**
+ * Labelling by runs: each row's runs of ink are joined (union-find) to the runs they touch in the row
+ * above, diagonals included. Work is per run, not per pixel, which on ink masks is several times less.
+ * Labels are numbered in raster order of each component's first pixel; components smaller than
+ * `minArea` are left out of the list (their pixels keep a label).
+ */
 export function labelComponents(mask: Uint8Array, w: number, h: number, minArea = 1): Labelling {
-  const labels = new Int32Array(w * h);
-  const stack = new Int32Array(w * h);
-  const components: Component[] = [];
-  let next = 0;
-  for (let start = 0; start < mask.length; start++) {
-    if (mask[start] === 0 || labels[start] !== 0) continue;
-    const id = ++next;
-    let sp = 0;
-    stack[sp++] = start;
-    labels[start] = id;
-    let minX = w, minY = h, maxX = 0, maxY = 0, area = 0, sx = 0, sy = 0;
-    while (sp > 0) {
-      const p = stack[--sp];
-      const y = (p / w) | 0, x = p - y * w;
-      area++;
-      sx += x;
-      sy += y;
-      if (x < minX) minX = x;
-      if (x > maxX) maxX = x;
-      if (y < minY) minY = y;
-      if (y > maxY) maxY = y;
-      const y0 = y > 0 ? -1 : 0, y1 = y < h - 1 ? 1 : 0, x0 = x > 0 ? -1 : 0, x1 = x < w - 1 ? 1 : 0;
-      for (let dy = y0; dy <= y1; dy++) {
-        for (let dx = x0; dx <= x1; dx++) {
-          const q = p + dy * w + dx;
-          if (mask[q] !== 0 && labels[q] === 0) {
-            labels[q] = id;
-            stack[sp++] = q;
-          }
+  // Runs as parallel arrays: row, first and last column.
+  let cap = 1024;
+  let ry = new Int32Array(cap), rs = new Int32Array(cap), re = new Int32Array(cap);
+  let n = 0;
+  const rowStart = new Int32Array(h + 1);
+  for (let y = 0; y < h; y++) {
+    rowStart[y] = n;
+    const base = y * w;
+    let x = 0;
+    while (x < w) {
+      if (!mask[base + x]) {
+        x++;
+        continue;
+      }
+      const s0 = x;
+      while (x < w && mask[base + x]) x++;
+      if (n === cap) {
+        cap *= 2;
+        const grow = (a: Int32Array) => {
+          const b = new Int32Array(cap);
+          b.set(a);
+          return b;
+        };
+        ry = grow(ry);
+        rs = grow(rs);
+        re = grow(re);
+      }
+      ry[n] = y;
+      rs[n] = s0;
+      re[n] = x - 1;
+      n++;
+    }
+  }
+  rowStart[h] = n;
+  const parent = new Int32Array(n);
+  for (let i = 0; i < n; i++) parent[i] = i;
+  const find = (i: number): number => {
+    while (parent[i] !== i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  for (let y = 1; y < h; y++) {
+    let j = rowStart[y - 1];
+    const jEnd = rowStart[y];
+    for (let i = rowStart[y]; i < rowStart[y + 1]; i++) {
+      // Runs above that end before this one starts (less one, for diagonals) can touch no later run.
+      while (j < jEnd && re[j] < rs[i] - 1) j++;
+      for (let k = j; k < jEnd && rs[k] <= re[i] + 1; k++) {
+        const a = find(i), b = find(k);
+        if (a !== b) {
+          if (a < b) parent[b] = a;
+          else parent[a] = b;
         }
       }
     }
-    if (area >= minArea) {
-      components.push({ id, x: minX, y: minY, w: maxX - minX + 1, h: maxY - minY + 1, area, cx: sx / area, cy: sy / area });
-    }
   }
+  const labels = new Int32Array(w * h);
+  const idOf = new Int32Array(n);
+  const stats: number[][] = []; // per id: minX, minY, maxX, maxY, area, sumX, sumY
+  let next = 0;
+  for (let i = 0; i < n; i++) {
+    const root = find(i);
+    let id = idOf[root];
+    if (id === 0) {
+      id = idOf[root] = ++next;
+      stats.push([w, h, 0, 0, 0, 0, 0]);
+    }
+    const st = stats[id - 1];
+    const y = ry[i], a = rs[i], b = re[i], len = b - a + 1;
+    if (a < st[0]) st[0] = a;
+    if (y < st[1]) st[1] = y;
+    if (b > st[2]) st[2] = b;
+    if (y > st[3]) st[3] = y;
+    st[4] += len;
+    st[5] += ((a + b) * len) / 2;
+    st[6] += y * len;
+    labels.fill(id, y * w + a, y * w + b + 1);
+  }
+  const components: Component[] = [];
+  stats.forEach((st, k) => {
+    if (st[4] < minArea) return;
+    components.push({ id: k + 1, x: st[0], y: st[1], w: st[2] - st[0] + 1, h: st[3] - st[1] + 1, area: st[4], cx: st[5] / st[4], cy: st[6] / st[4] });
+  });
   return { labels, count: next, components };
 }
 
