@@ -47,8 +47,18 @@ const MAX_KEYPOINTS = 900;
 /** How far (working pixels) the blank's ink is thickened before subtraction. */
 const BLANK_SLACK = 2;
 
+/**
+ * Build a template from a blank form and its signature boxes (blank-page pixels). Boxes are clipped to
+ * the page; a box with no area on it is refused with a RangeError naming it (the caller validates
+ * input first and turns this into a 400).
+ */
 export function buildTemplate(blank: Raster, boxes: Box[]): TemplateModel {
   const page = { x: 0, y: 0, w: blank.width, h: blank.height };
+  boxes = boxes.map((b, i) => {
+    const c = clip(b, blank);
+    if (!c || c.w < 8 || c.h < 8) throw new RangeError(`boxes[${i}] does not cover at least 8x8 pixels of the ${blank.width}x${blank.height} blank page`);
+    return c;
+  });
   const m = inkMask(blank, page);
   const keypoints = extractKeypoints(m);
   let kept = keypoints;

@@ -29,12 +29,20 @@ describe("templates", () => {
     expect(JSON.stringify(stored).length).toBeLessThan(200_000);
   });
 
+  it("refuses boxes off the blank page, and clips boxes that stick out", () => {
+    expect(() => buildTemplate(blank, [{ x: 5000, y: 10, w: 100, h: 100 }])).toThrow(/boxes\[0\]/);
+    expect(() => buildTemplate(blank, [boxes[0], { x: 10, y: 10, w: 0, h: 50 }])).toThrow(/boxes\[1\]/);
+    expect(buildTemplate(blank, [{ x: 1200, y: 1700, w: 100, h: 100 }]).boxes).toEqual([{ x: 1200, y: 1700, w: 40, h: 54 }]);
+  });
+
   it("registers a shifted (40 px) and turned (1.5 degrees) scan and finds the signature in its box", () => {
     const filled = renderForm({ signatures: [{ writer: makeWriter(4), box: boxes[0] }], boxes, stamp: true, seed: 9 });
     const opts = { dx: 40, dy: 25, rotation: 1.5, seed: 2 };
     const scan = scanOf(filled.raster, opts);
     const stored = JSON.parse(JSON.stringify(template)) as TemplateModel;
+    const t0 = performance.now();
     const found = locateSignatures([scan], { template: stored });
+    console.log(`template locate on a 1240x1754 scan: ${(performance.now() - t0).toFixed(0)} ms`);
     expect(found).toHaveLength(1);
     expect(found[0]).toMatchObject({ index: 0, page: 1 });
     expect(boxIoU(found[0].box, movedBox(filled.raster, opts, filled.signatures[0].inkBox))).toBeGreaterThan(0.85);
