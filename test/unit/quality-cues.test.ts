@@ -37,6 +37,14 @@ describe("quality", () => {
     expect(sig.score).toBeLessThan(DEFAULT_QUALITY_FLOOR);
   });
 
+  it("is not fooled by sensor noise on a blurred photo, and falls steadily with blur", () => {
+    const scores = [1, 3, 5, 6.5].map((blur) => assessQuality(photoOf(form.raster, { width: 640, seed: 3, blur, noise: 6 }), { kind: "frame" }).score);
+    expect(scores[0]).toBeGreaterThan(0.9);
+    expect(scores[1]).toBeGreaterThan(0.6);
+    expect(scores[3]).toBeLessThan(DEFAULT_QUALITY_FLOOR);
+    for (let i = 1; i < scores.length; i++) expect(scores[i]).toBeLessThanOrEqual(scores[i - 1]);
+  });
+
   it("puts a dark photo below the floor and says too dark", () => {
     const q = assessQuality(darkPhoto(sharpFrame), { inputType: "photo", kind: "frame" });
     expect(q.score).toBeLessThan(DEFAULT_QUALITY_FLOOR);
