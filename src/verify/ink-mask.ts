@@ -23,6 +23,9 @@ export interface InkMask {
   mask: Uint8Array;
   /** Skew of the content in radians (0 when not deskewed). */
   angle: number;
+  /** The unturned grey image the mask was thresholded from, and the threshold, for levelling later. */
+  grey: Uint8Array;
+  threshold: number;
 }
 
 /** The shrink factor that brings a region's long side to about WORK_SIDE. */
@@ -53,7 +56,13 @@ export function inkMask(page: Raster, region: Box, opts: InkMaskOptions = {}): I
     if (Math.abs(angle) >= MIN_SKEW) mask = threshold_(rotate(grey, work.width, work.height, angle), threshold);
     else angle = 0;
   }
-  return { factor, w: work.width, h: work.height, mask, angle };
+  return { factor, w: work.width, h: work.height, mask, angle, grey, threshold };
+}
+
+/** The same working copy levelled by `angle` (radians), without flattening and thresholding it again. */
+export function levelled(m: InkMask, angle: number): InkMask {
+  if (Math.abs(angle) < MIN_SKEW) return { ...m, mask: threshold_(m.grey, m.threshold), angle: 0 };
+  return { ...m, mask: threshold_(rotate(m.grey, m.w, m.h, angle), m.threshold), angle };
 }
 
 /** A point of the (deskewed) mask in the unturned working copy. */

@@ -12,7 +12,7 @@
  */
 import { classifyPage, Kind } from "./classify";
 import { labelComponents } from "./components";
-import { clip, inkMask, turn, unionBox, type Found, type InkMask } from "./ink-mask";
+import { clip, inkMask, levelled, turn, unionBox, type Found, type InkMask } from "./ink-mask";
 import type { Box, Raster } from "./types";
 
 export interface TemplateZone {
@@ -199,7 +199,7 @@ export function register(tk: number[], pk: number[], prior: number, long: number
     if (score > bestScore) {
       bestScore = score;
       best = t;
-      if (score > 0.8 * probe.length) break;
+      if (score > 0.6 * probe.length) break;
     }
   }
   if (!best) return null;
@@ -277,8 +277,8 @@ export function locateWithTemplate(page: Raster, template: TemplateModel, region
   // by the rotation registration found so that rules read as rules.
   const raw = m.mask.slice();
   const skew = Math.atan2(t.b, t.a);
-  const levelled = Math.abs(skew) >= 0.0045 ? inkMask(page, { x: 0, y: 0, w: page.width, h: page.height }, { factor, deskew: skew }) : m;
-  const cls = classifyPage(levelled);
+  const level = levelled(m, skew);
+  const cls = classifyPage(level);
   const excluded = new Uint8Array(cls.labelCount + 1);
   cls.components.forEach((c, i) => {
     if (cls.kinds[i] === Kind.Stamp || cls.kinds[i] === Kind.Line) excluded[c.id] = 1;
@@ -296,9 +296,9 @@ export function locateWithTemplate(page: Raster, template: TemplateModel, region
         const px = Math.floor(t.a * x - t.b * y + t.tx), py = Math.floor(t.b * x + t.a * y + t.ty);
         if (px < 0 || py < 0 || px >= m.w || py >= m.h) continue;
         if (!raw[py * m.w + px]) continue;
-        const [lx, ly] = turn(levelled, px + 0.5, py + 0.5);
+        const [lx, ly] = turn(level, px + 0.5, py + 0.5);
         const qx = Math.floor(lx), qy = Math.floor(ly);
-        const label = qx >= 0 && qy >= 0 && qx < levelled.w && qy < levelled.h ? cls.labels[qy * levelled.w + qx] : 0;
+        const label = qx >= 0 && qy >= 0 && qx < level.w && qy < level.h ? cls.labels[qy * level.w + qx] : 0;
         if (!excluded[label]) fresh[i] = 1;
       }
     }
