@@ -91,7 +91,8 @@ function findSignatures(m: InkMask, labels: Int32Array, comps: Component[], long
   comps.forEach((c, i) => {
     if (kinds[i] !== Kind.Neutral) return;
     const fill = c.area / (c.w * c.h);
-    if (c.h >= seedH && fill < 0.5 && c.w < 0.9 * m.w && c.area >= 2 * seedH) kinds[i] = Kind.Seed;
+    // Handwriting is not a tall sliver (a page edge in a photo is): even a lone loop is wider than a tenth of its height.
+    if (c.h >= seedH && fill < 0.5 && c.w < 0.9 * m.w && c.w >= 0.1 * c.h && c.area >= 2 * seedH) kinds[i] = Kind.Seed;
   });
 
   const clusters = growClusters(comps, kinds);

@@ -187,5 +187,8 @@ export function unionBox(cs: Array<{ x: number; y: number; w: number; h: number 
 /** A long, thin component touching the frame: the edge of the page in a photo, or a scanner border. */
 export function isFrameEdge(c: Component, w: number, h: number): boolean {
   const touches = c.x === 0 || c.y === 0 || c.x + c.w === w || c.y + c.h === h;
-  return touches && (c.w > 0.5 * w || c.h > 0.5 * h) && c.area < 0.05 * c.w * c.h + 2 * (c.w + c.h);
+  if (!touches) return false;
+  const long = Math.max(c.w, c.h), short = Math.min(c.w, c.h);
+  // A band along the frame (a photo's page edge, skewed by perspective), or a sparse frame line.
+  return (long > 0.3 * (c.w >= c.h ? w : h) && short < 0.08 * long) || ((c.w > 0.5 * w || c.h > 0.5 * h) && c.area < 0.05 * c.w * c.h + 2 * (c.w + c.h));
 }

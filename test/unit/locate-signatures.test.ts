@@ -136,6 +136,15 @@ describe("locating signatures without a template", () => {
       expect(found, `seed ${seed}`).toHaveLength(1);
       expect(boxIoU(found[0].box, scaled(form.signatures[0].inkBox, 640 / A4.width)), `seed ${seed}`).toBeGreaterThan(0.7);
     }
+    // Keystoned and turned, with the table showing at the edges: the page's edge is not a signature.
+    for (const seed of [1, 2, 5, 6]) {
+      const form = busyForm(seed);
+      const photo = photoOf(form.raster, { seed, width: 1000, rotation: 2, perspective: 0.06, blur: 1.5, illumination: 0.6 });
+      const found = locateSignatures([photo], { inputType: "photo" });
+      expect(found, `seed ${seed}`).toHaveLength(1);
+      // The truth box is only scaled, not warped, so the bar is lower.
+      expect(boxIoU(found[0].box, scaled(form.signatures[0].inkBox, 1000 / A4.width)), `seed ${seed}`).toBeGreaterThan(0.6);
+    }
   });
 
   it("finds the signature on 300 dpi scans, and on a page scanned 3 degrees askew", () => {
