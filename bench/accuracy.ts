@@ -152,8 +152,9 @@ function envNumber(name: string): number | undefined {
   return v ? Number(v) : undefined;
 }
 
-function anchorFromEnv(): { score: number; far: number } | undefined {
+function anchorFromEnv(): { score: number; far: number } | null | undefined {
   const far = process.env.ANCHOR_FAR;
+  if (far === "none") return null;
   return far ? { score: DEFAULT_THRESHOLDS.approve, far: Number(far) } : undefined;
 }
 

@@ -3,6 +3,7 @@
 // regression over comparison vectors, and the logistic calibration. Only the writers passed in are seen.
 import type { Core } from "../../src/verify/core";
 import type { ScoringParams } from "../../src/verify/calibration";
+import { DEFAULT_THRESHOLDS } from "../../src/domain/policy-defaults";
 import { comparisonVector } from "../../src/verify/compare";
 import { FEATURE_VERSION, featureVector } from "../../src/verify/features";
 import { JITTERS, aggregate } from "../../src/verify/model";
@@ -19,12 +20,16 @@ export interface FitOptions {
   priorStrength?: number;
   /** A separate linear model per band of reference counts (default: one pooled model). */
   perBand?: boolean;
-  /** Shift the calibration so that the training skilled-forgery FAR at this score is `far` (optional). */
-  anchor?: { score: number; far: number };
+  /**
+   * Shift each band's calibration so that on training writers this score lets through this share of
+   * skilled forgeries. Default: the default policy's `approve` threshold at 2%.
+   */
+  anchor?: { score: number; far: number } | null;
   trainedOn: string[];
 }
 
 /** Reference counts simulated in training, and the bands of reference counts with their own classifier. */
+const DEFAULT_ANCHOR = { score: DEFAULT_THRESHOLDS.approve, far: 0.02 };
 const TRAIN_NS = [1, 2, 3, 4, 5, 7, 10];
 const BANDS = [1, 3, 6, 1000];
 
@@ -123,11 +128,12 @@ export function fitParams(core: Core, writers: Writer[], opt: FitOptions): Scori
     const logits = X.map((x) => c.bias + x.reduce((s, v, i) => s + v * c.weights[i], 0));
     const cal = X.length ? logistic(logits.map((l) => [l]), y, wt, 1e-6) : { w: [1], b: 0 };
     const calibration = { a: cal.w[0], b: cal.b };
-    if (opt.anchor && X.length) {
+    const anchor = opt.anchor === undefined ? DEFAULT_ANCHOR : opt.anchor;
+    if (anchor && X.length) {
       // Move the map so that the anchor score falls at the wanted skilled-forgery FAR on training data.
       const skilled = logits.filter((_, i) => kinds[i] === "skilled").map((l) => calibration.a * l).sort((p, q) => q - p);
-      const cut = skilled[Math.min(skilled.length - 1, Math.floor(opt.anchor.far * skilled.length))];
-      calibration.b = Math.log(opt.anchor.score / (1 - opt.anchor.score)) - cut;
+      const cut = skilled[Math.min(skilled.length - 1, Math.floor(anchor.far * skilled.length))];
+      calibration.b = Math.log(anchor.score / (1 - anchor.score)) - cut;
     }
     params.classifiers.push({ maxRefs, weights: c.weights, bias: c.bias, calibration });
   }

@@ -26,8 +26,7 @@ for (const f of folders.filter((f) => f !== cacheDir)) {
   writers.push(...ds.writers.map((w) => ({ ...w, id: `${ds.name}/${w.id}` })));
   names.push(ds.name);
 }
-const anchor = process.env.ANCHOR_FAR ? { score: 0.7, far: Number(process.env.ANCHOR_FAR) } : undefined;
-const params = fitParams(core, writers, { trainedOn: names, anchor });
+const params = fitParams(core, writers, { trainedOn: names });
 const round = (v: number) => Number(v.toPrecision(6));
 writeFileSync(out, JSON.stringify(params, (_, v) => (typeof v === "number" ? round(v) : v), 1) + "\n");
 console.log(`trained on ${writers.length} writers of ${names.join(", ")} -> ${out}`);

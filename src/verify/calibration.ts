@@ -5,8 +5,11 @@
  * A comparison yields a vector (see compare.ts comparisonVector): per feature group, the questioned
  * signature's distance to its nearest references z-normalised by the subject's own reference statistics,
  * and the same distance relative to the population. A linear model turns it into a logit; a logistic map
- * (fitted on development writers) turns that into the calibrated score in [0, 1], about the probability
- * that the signature is the subject's own, so one set of policy thresholds means the same for everyone.
+ * (fitted on development writers, per band of reference counts) turns that into the calibrated score in
+ * [0, 1], so one set of policy thresholds means the same for every subject: the slope comes from a Platt fit
+ * and the offset puts the default policy's `approve` threshold (0.7) where about 2% of skilled forgeries
+ * of development writers would pass. On those writers, `auto_approve` (0.9) then lets through well under
+ * 1%, and below `flag` (0.4) lies the bulk of forgeries.
  */
 import shipped from "./data/scoring.json";
 

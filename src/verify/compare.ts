@@ -2,7 +2,7 @@
  * Comparing a questioned signature with a subject's reference model.
  *
  *   compareToModel(core, features, model, params?): Comparison
- *     score     calibrated to [0, 1] (about the probability the signature is the subject's own); the policy
+ *     score     calibrated to [0, 1], the same meaning for every subject (see calibration.ts); the policy
  *               thresholds in src/domain/policy-defaults.ts apply to it
  *     distance  the per-writer normalised distance (mean z over feature groups; 0 = as far as a typical
  *               genuine signature, higher = further)

@@ -6,8 +6,10 @@
  *
  * The vector holds only shape: ink weights relative to the image's own grey levels, tight crop, size
  * normalisation keeping the aspect ratio, then zoned HOG, uniform LBP, contour-direction co-occurrence,
- * ink mass per zone and projection profiles (layout in wasm/lib/layout.ts). Absolute ink darkness and
- * other scanner traces do not reach it.
+ * ink mass per zone, projection profiles and a column sequence (upper and lower contour, density,
+ * transitions) that the core matches by dynamic time warping (layout in wasm/lib/layout.ts). Absolute ink
+ * darkness and other scanner traces do not reach it: ink weights are relative to the image's own paper and
+ * ink levels, and isolated specks are left out of the ink box.
  */
 import type { Core } from "./core";
 import type { Raster } from "./types";

@@ -46,6 +46,18 @@ describe("WASM core", () => {
     expect(Math.max(...d)).toBeLessThan(1e-3);
   });
 
+  it("leaves an isolated speck of dust out of the ink box", () => {
+    const sig = renderSignature(makeWriter(11));
+    const dusty = { ...sig, data: sig.data.slice() };
+    // A 3x3 speck near the top-right corner, well away from the strokes.
+    for (let y = 2; y < 5; y++) for (let x = sig.width - 5; x < sig.width - 2; x++) dusty.data[y * sig.width + x] = 30;
+    const clean = core.extract(sig).main;
+    const dirty = core.extract(dusty).main;
+    expect(dirty.inkBox).toEqual(clean.inkBox);
+    const d = core.groupDistances(clean.vector, [dirty.vector]);
+    expect(Math.max(...d)).toBeLessThan(0.05);
+  });
+
   it("refuses a raster whose data is shorter than its size", () => {
     expect(() => core.extract({ width: 100, height: 100, data: new Uint8Array(50) })).toThrow(RangeError);
   });
