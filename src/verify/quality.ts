@@ -70,7 +70,8 @@ const STROKE_INCH = 0.5 / 25.4;
 export function assessQuality(raster: Raster, opts: QualityOptions = {}): QualityReport {
   const region = clampBox(opts.region ?? { x: 0, y: 0, w: raster.width, h: raster.height }, raster);
   const factor = Math.max(1, Math.ceil(Math.max(region.w, region.h) / WORK_SIDE));
-  const work = downscale(raster, region, factor);
+  const whole = region.x === 0 && region.y === 0 && region.w === raster.width && region.h === raster.height;
+  const work = factor === 1 && whole ? raster : downscale(raster, region, factor);
   const kind = opts.kind ?? (opts.region ? "crop" : "page");
   const { width: w, height: h, data } = work;
   const n = w * h;
@@ -100,9 +101,10 @@ export function assessQuality(raster: Raster, opts: QualityOptions = {}): Qualit
   // Sensor noise steepens the gradients of a soft image and hides its blur; at half scale the noise is
   // halved while true blur only halves in pixels, so the larger of the two readings is the honest one.
   const full = sharpnessOf(work);
-  const half = w >= 64 && h >= 64 ? sharpnessOf(downscale(work, { x: 0, y: 0, w, h }, 2)) : full;
+  // (A reading under 1 px is sharp beyond what noise could fake; the second look is skipped then.)
+  const half = w >= 64 && h >= 64 && full.blurPx > 1 ? sharpnessOf(downscale(work, { x: 0, y: 0, w, h }, 2)) : null;
   const { lapVar, edgePixels } = full;
-  const blurPx = Math.max(full.blurPx, half.edgePixels > 0 ? 2 * half.blurPx : 0);
+  const blurPx = Math.max(full.blurPx, half && half.edgePixels > 0 ? 2 * half.blurPx : 0);
   const strokePx = strokeWidth(work, threshold, inkPixels) * factor;
 
   let dpi: number | null = null;
