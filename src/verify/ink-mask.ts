@@ -1,5 +1,5 @@
 /** The working copy shared by the template-free locator and the template locator. */
-import type { Component } from "./components";
+import { labelComponents, type Component } from "./components";
 import { flattenBackground, inkThreshold, shrink, threshold_ } from "./morphology";
 import type { Box, Raster } from "./types";
 
@@ -52,9 +52,15 @@ export function inkMask(page: Raster, region: Box, opts: InkMaskOptions = {}): I
   let angle = 0;
   if (opts.deskew !== undefined && opts.deskew !== false) {
     angle = typeof opts.deskew === "number" ? opts.deskew : estimateSkew(mask, work.width, work.height);
-    // Turning the grey image (not the mask) keeps thin, broken arcs as whole as they were.
-    if (Math.abs(angle) >= MIN_SKEW) mask = threshold_(rotate(grey, work.width, work.height, angle), threshold);
-    else angle = 0;
+    // Turning the grey image (not the mask) keeps thin, broken arcs as whole as they were. Slivers of
+    // the table at the frame's edge are painted out first: once turned they no longer touch the frame.
+    if (Math.abs(angle) >= MIN_SKEW) {
+      const paper = grey.slice();
+      const { labels, components } = labelComponents(mask, work.width, work.height, 1);
+      const edge = new Set(components.filter((c) => isFrameEdge(c, work.width, work.height)).map((c) => c.id));
+      if (edge.size > 0) for (let i = 0; i < labels.length; i++) if (edge.has(labels[i])) paper[i] = 255;
+      mask = threshold_(rotate(paper, work.width, work.height, angle), threshold);
+    } else angle = 0;
   }
   return { factor, w: work.width, h: work.height, mask, angle, grey, threshold };
 }
@@ -189,6 +195,11 @@ export function isFrameEdge(c: Component, w: number, h: number): boolean {
   const touches = c.x === 0 || c.y === 0 || c.x + c.w === w || c.y + c.h === h;
   if (!touches) return false;
   const long = Math.max(c.w, c.h), short = Math.min(c.w, c.h);
+  // A sliver of the table beyond a photographed page's edge: shallow, solid, lying along the side it
+  // touches (a stroke that runs off the frame leaves it at an angle and is not solid).
+  const alongTop = (c.y === 0 || c.y + c.h === h) && c.h <= 8 && c.w >= 4 * c.h;
+  const alongSide = (c.x === 0 || c.x + c.w === w) && c.w <= 8 && c.h >= 4 * c.w;
+  if ((alongTop || alongSide) && c.area >= 0.4 * c.w * c.h) return true;
   // A band along the frame (a photo's page edge, skewed by perspective), or a sparse frame line.
   return (long > 0.3 * (c.w >= c.h ? w : h) && short < 0.08 * long) || ((c.w > 0.5 * w || c.h > 0.5 * h) && c.area < 0.05 * c.w * c.h + 2 * (c.w + c.h));
 }

@@ -102,15 +102,45 @@ export function flattenBackground(img: Raster, strokeRadius: number): Raster {
   const { width: w, height: h } = img;
   const bg = closeGrey(shrink(img, 2), Math.max(2, Math.round(strokeRadius / 2)));
   const bw = bg.width, bh = bg.height, b = bg.data, d = img.data;
+  const off = offPage(bg);
   const out = new Uint8Array(w * h);
   for (let y = 0; y < h; y++) {
     const brow = Math.min(bh - 1, y >> 1) * bw, base = y * w;
     for (let x = 0; x < w; x++) {
-      const v = d[base + x], p = b[brow + Math.min(bw - 1, x >> 1)];
-      out[base + x] = p <= v ? 255 : v * RECIPROCAL_255[p];
+      const k = brow + Math.min(bw - 1, x >> 1);
+      const v = d[base + x], p = b[k];
+      out[base + x] = p <= v || off[k] ? 255 : v * RECIPROCAL_255[p];
     }
   }
   return { width: w, height: h, data: out };
+}
+
+/**
+ * Where the background is far darker than the paper (the table around a photographed page, a solid
+ * black block), and a little way round it: no ink is read there, so the paper's edge does not become a
+ * stroke. The paper level is the background's median, as most of any document is paper.
+ */
+function offPage(bg: Raster): Uint8Array {
+  const { width: w, height: h, data } = bg;
+  const hist = new Uint32Array(256);
+  for (let i = 0; i < data.length; i++) hist[data[i]]++;
+  let median = 255;
+  for (let t = 0, acc = 0; t < 256; t++) {
+    if ((acc += hist[t]) >= data.length / 2) {
+      median = t;
+      break;
+    }
+  }
+  const dark = 0.6 * median;
+  const out = new Uint8Array(w * h);
+  const reach = 2;
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      if (data[y * w + x] >= dark) continue;
+      for (let yy = Math.max(0, y - reach); yy <= Math.min(h - 1, y + reach); yy++) out.fill(1, yy * w + Math.max(0, x - reach), yy * w + Math.min(w, x + reach + 1));
+    }
+  }
+  return out;
 }
 
 /** 255 / b for every grey level b, so that flattening multiplies instead of dividing. */
