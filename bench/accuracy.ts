@@ -140,7 +140,7 @@ function fitCached(core: ReturnType<typeof loadNodeCore>, writers: Writer[], tra
   const key = `${trainedOn.join(",")}:${classifier}`;
   let p = fitMemo.get(key);
   if (!p) {
-    p = fitParams(core, writers, { trainedOn, classifier, anchor: anchorFromEnv(), randomWeight: envNumber("RANDOM_WEIGHT"), priorStrength: envNumber("PRIOR_STRENGTH"), k: envNumber("K") });
+    p = fitParams(core, writers, { trainedOn, classifier, anchor: anchorFromEnv(), randomWeight: envNumber("RANDOM_WEIGHT"), priorStrength: envNumber("PRIOR_STRENGTH"), k: envNumber("K"), spreadFloor: envNumber("SPREAD_FLOOR") });
     fitMemo.set(key, p);
   }
   return p;

@@ -18,6 +18,7 @@ export interface FitOptions {
   randomWeight?: number;
   k?: number;
   priorStrength?: number;
+  spreadFloor?: number;
   /** A separate linear model per band of reference counts (default: one pooled model). */
   perBand?: boolean;
   /**
@@ -87,7 +88,7 @@ export function fitParams(core: Core, writers: Writer[], opt: FitOptions): Scori
     k,
     prior: { mean: priorMean, spread: priorSpread, strength: opt.priorStrength ?? 2 },
     variantRatio: ratios.map((r) => (r.length ? median(r) : 2)),
-    spreadFloor: 0.1,
+    spreadFloor: opt.spreadFloor ?? 0.4,
     outlierZ: 3,
     classifiers: [],
   };
