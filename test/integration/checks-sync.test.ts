@@ -82,8 +82,12 @@ describe("POST /sig/checks, synchronous", () => {
   it("records the check on the subject view and the subject list", async () => {
     const res = await postCheck(org.apiKey, checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(WRITER, 8) }), { idem: "subject-view-1" });
     expect(res.status).toBe(200);
-    const view = (await (await api("/sig/subjects/alice", { key: org.apiKey })).json()) as { checks: { recent: { check_id: string }[]; total: number; next: string } };
+    const view = (await (await api("/sig/subjects/alice", { key: org.apiKey })).json()) as { checks: { recent: Record<string, unknown>[]; total: number; next: string } };
     expect(view.checks.recent[0].check_id).toBe("subject-view-1/0");
+    // Shaped as in the items list: the full result without metadata.
+    const items = (await (await api(view.checks.next, { key: org.apiKey, base: "" })).json()) as { items: Record<string, unknown>[] };
+    expect(view.checks.recent[0]).toEqual(items.items.find((i) => i.check_id === "subject-view-1/0"));
+    expect(view.checks.recent[0]).not.toHaveProperty("metadata");
     expect(view.checks.total).toBeGreaterThanOrEqual(5);
     expect(view.checks.next).toContain("subject_reference=alice");
     const list = (await (await api("/sig/subjects", { key: org.apiKey })).json()) as { subjects: { subject_reference: string; last_check: { check_id: string } | null }[] };

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { Identifier } from "../../http/schemas";
 import { REFERENCE_SOURCES } from "../../domain/enrolment";
+import { CheckResultSchema } from "../checks/schemas";
 
 export const SubjectParams = z.object({
   subject_reference: Identifier.openapi({ param: { name: "subject_reference", in: "path" }, example: "cust-00042" }),
@@ -65,10 +66,6 @@ export const ReferenceRecord = z
   })
   .openapi("ReferenceRecord");
 
-export const CheckItemSummary = z
-  .object({ check_id: z.string(), job_id: z.string(), item_index: z.number().int(), decision: z.string().nullable(), created_at: z.string() })
-  .openapi("SubjectCheckItem");
-
 export const Subject = z
   .object({
     subject_reference: z.string(),
@@ -77,7 +74,7 @@ export const Subject = z
     reference_counts: ReferenceCounts,
     references: z.array(ReferenceRecord),
     checks: z.object({
-      recent: z.array(CheckItemSummary).openapi({ description: "The newest 25 checked items of the subject" }),
+      recent: z.array(CheckResultSchema).openapi({ description: "The newest 25 checked items of the subject, shaped as in the items list" }),
       total: z.number().int(),
       next: z.string().nullable().openapi({ description: "URL listing all of the subject's checked items, or null when there are none" }),
     }),
