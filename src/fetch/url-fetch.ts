@@ -1,5 +1,6 @@
 import { ProblemError } from "../http/problem";
 import { REFUSAL_TEXT, refuseUrl, type UrlPolicy } from "./url-policy";
+import { concatBytes } from "../util/bytes";
 
 /**
  * Fetching callers' documents by URL (enrolment and checks). All fetches of one request share one
@@ -161,13 +162,7 @@ async function readBody(res: Response, field: string, budget: FetchBudget, contr
     reader.cancel().catch(() => {});
     throw err;
   }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
+  return concatBytes(chunks, total);
 }
 
 function stalled(field: string, budget: FetchBudget): ProblemError {

@@ -9,6 +9,7 @@
 import { PhotonImage, SamplingFilter, resize } from "@cf-wasm/photon";
 import { downscale } from "./quality";
 import type { Box, Raster } from "./types";
+import { concatBytes } from "../util/bytes";
 
 /** Padding around a located signature, per side, as a share of the box's width and height. */
 export const CROP_PADDING = 0.08;
@@ -99,13 +100,7 @@ export async function encodeGreyPng(r: Raster): Promise<Uint8Array> {
   v.setUint32(4, h);
   ihdr.set([8, 0, 0, 0, 0], 8);
   const parts = [new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", idat), chunk("IEND", new Uint8Array(0))];
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
+  return concatBytes(parts);
 }
 
 function chunk(type: string, body: Uint8Array): Uint8Array {

@@ -7,6 +7,7 @@ import { decodeJpegGrey } from "./jpeg";
 import { checkDimensions, checkPageIndex } from "./limits";
 import { RowDecoder, expectedBytes, type SampleLayout } from "./rows";
 import { decodeG4 } from "./g4";
+import { concatBytes } from "../../util/bytes";
 
 /**
  * Image-based PDF pages: the page's largest image XObject (directly or inside a form XObject) is its
@@ -190,7 +191,7 @@ async function decodeImageStream(doc: PDFDocument, s: PDFRawStream, limits: Deco
     const parts: Uint8Array[] = [];
     let n = 0;
     await inflateBounded(data, limits.maxPixelsPerPage * 4 + 1024, (c) => (parts.push(c), (n += c.length)), { what: "PDF image stream", page });
-    data = joinChunks(parts, n);
+    data = concatBytes(parts, n);
     i++;
   }
   const last = names[i] ?? "";
@@ -245,12 +246,3 @@ function wrapG4(fn: () => Raster, page: number): Raster {
   }
 }
 
-function joinChunks(parts: Uint8Array[], n: number): Uint8Array {
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}

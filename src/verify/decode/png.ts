@@ -2,6 +2,7 @@ import { VerifyError, type Raster } from "../types";
 import { inflateBounded } from "./inflate";
 import { RowDecoder, expectedBytes, type SampleLayout } from "./rows";
 import { truncated, u32be } from "./limits";
+import { concatBytes } from "../../util/bytes";
 
 export interface PngHeader {
   width: number;
@@ -89,20 +90,9 @@ export async function decodePngGrey(b: Uint8Array, header: PngHeader): Promise<R
   }
 
   const decoder = new RowDecoder(layout);
-  const compressed = idat.length === 1 ? idat[0] : concat(idat);
+  const compressed = idat.length === 1 ? idat[0] : concatBytes(idat);
   await inflateBounded(compressed, expectedBytes(layout), (c) => decoder.push(c), { what: "PNG image data", page: 0, allowTruncated: false });
   if (!decoder.complete) throw new VerifyError("corrupt_file", "the PNG image data ends before the last row", 0);
   return decoder.raster;
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
