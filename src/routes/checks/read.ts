@@ -12,6 +12,7 @@ import { defaultSignature, renderResult, storedResultOf } from "../../services/c
 import { cropKey, inboxExpired } from "../../services/inbox";
 import { liveCheckEngine } from "../../services/check-engine-live";
 import { ImageQuery, ItemParams, JobParams, JobQuery, JobSchema } from "./schemas";
+import { privatePng } from "../../http/private-image";
 
 const getJob = defineRoute(
   { permission: "sig:checks:read" },
@@ -150,10 +151,6 @@ export function registerReadChecks(app: App): void {
       // Kept beside the input, so it expires with the inbox.
       await tenant.store.files.put(key, png, { httpMetadata: { contentType: "image/png" } });
     }
-    return c.body(png as unknown as ArrayBuffer, 200, {
-      "Content-Type": "image/png",
-      "Cache-Control": "private, no-store",
-      "X-Content-Type-Options": "nosniff",
-    });
+    return privatePng(png);
   });
 }

@@ -20,6 +20,7 @@ import { subjectsRepo } from "../../storage/subjects";
 import { recordAudit } from "../../storage/audit";
 import { ReferenceParams, ReferencesByUrl, ReferencesResult, SubjectParams } from "./schemas";
 import type { Context } from "hono";
+import { privatePng } from "../../http/private-image";
 
 const putReferences = defineRoute(
   { permission: "sig:references:write", idempotency: "none" },
@@ -212,10 +213,6 @@ export function registerReferenceRoutes(app: App): void {
     const object = await tenant.store.files.get(row.fileKey);
     if (!object) throw new ProblemError("not_found", "The reference's file no longer exists.");
     const png = await liveEngine().thumbnail(new Uint8Array(await object.arrayBuffer()), 512);
-    return c.body(png as unknown as ArrayBuffer, 200, {
-      "Content-Type": "image/png",
-      "Cache-Control": "private, no-store",
-      "X-Content-Type-Options": "nosniff",
-    });
+    return privatePng(png);
   });
 }
