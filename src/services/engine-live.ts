@@ -15,6 +15,12 @@ import type { VerificationEngine } from "./engine";
 /** Rejections that are about the file itself rather than what is drawn on it. */
 const FILE_PROBLEMS = new Set(["unsupported_format", "corrupt_file", "too_large", "too_many_pixels", "too_many_pages", "no_raster_content"]);
 
+/** What enrolment stores per reference (subject_references.features, JSON). */
+interface StoredReferenceFeatures {
+  signature: SignatureFeatures;
+  variantRow: number[] | null;
+}
+
 let engine: VerificationEngine | undefined;
 
 export function liveEngine(): VerificationEngine {
@@ -32,9 +38,10 @@ export function liveEngine(): VerificationEngine {
         if (FILE_PROBLEMS.has(result.rejected)) throw new VerifyError(result.rejected as never, result.detail);
         return { ok: false, reason: result.rejected as RejectionReason, detail: result.detail };
       }
+      const stored: StoredReferenceFeatures = { signature: result.features, variantRow: result.variantRow };
       return {
         ok: true,
-        features: result.features,
+        features: stored,
         quality: { ...result.quality, score: result.quality.score },
         page: result.page,
         box: result.box,
@@ -44,7 +51,13 @@ export function liveEngine(): VerificationEngine {
     async buildModel(refs) {
       const model = buildReferenceModel(
         getCore(),
-        refs.map((r) => ({ refId: r.refId, features: r.features as SignatureFeatures })),
+        refs.map((r) => {
+          // Rows enrolled before variant rows were stored hold the bare features.
+          const stored = r.features as StoredReferenceFeatures | SignatureFeatures;
+          return "signature" in stored
+            ? { refId: r.refId, features: stored.signature, variantRow: stored.variantRow }
+            : { refId: r.refId, features: stored };
+        }),
       );
       return { model, outliers: model.refs.filter((r) => r.outlier).map((r) => r.refId) };
     },

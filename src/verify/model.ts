@@ -20,6 +20,12 @@ export interface ReferenceInput {
   refId: string;
   features: SignatureFeatures;
   raster?: Raster;
+  /**
+   * The reference's distances to its own synthetic variants (variantDistanceRow), computed when it was
+   * enrolled. Stored references have no raster at hand when the model is rebuilt; this carries what the
+   * raster would have given.
+   */
+  variantRow?: number[] | null;
 }
 
 export interface ReferenceModel {
@@ -66,6 +72,18 @@ function meanSpread(rows: number[][], groups: number): { mean: number[]; spread:
   for (const r of rows) r.forEach((v, g) => (mean[g] += v / rows.length));
   for (const r of rows) r.forEach((v, g) => (spread[g] += (v - mean[g]) ** 2 / Math.max(1, rows.length - 1)));
   return { mean, spread: spread.map(Math.sqrt) };
+}
+
+/**
+ * Per feature group, how far this reference's own ink moves under small synthetic distortions
+ * (JITTERS): the basis of the spread estimate when a subject has fewer than three references. Null when
+ * the raster yields no variants.
+ */
+export function variantDistanceRow(core: Core, raster: Raster, features: SignatureFeatures): number[] | null {
+  const { variants } = core.extract(raster, JITTERS);
+  if (variants.length === 0) return null;
+  const d = core.groupDistances(featureVector(features), variants);
+  return aggregate(d, variants.length, core.groupCount, variants.length);
 }
 
 export function buildReferenceModel(
@@ -120,14 +138,11 @@ export function buildReferenceModel(
     // Few references: synthetic variants tell how far this writer's own ink moves under small
     // distortions, scaled by how real genuine variation compares to synthetic (learned per group).
     for (const i of active) {
-      const raster = refs[i].raster;
-      if (!raster) continue;
-      const { variants } = core.extract(raster, JITTERS);
-      if (variants.length === 0) continue;
-      const d = core.groupDistances(vectors[i], variants);
-      const agg = aggregate(d, variants.length, G, variants.length);
+      const { raster, variantRow } = refs[i];
+      const agg = variantRow ?? (raster ? variantDistanceRow(core, raster, refs[i].features) : null);
+      if (!agg) continue;
       rows.push(agg.map((v, g) => v * params.variantRatio[g]));
-      basisVariants += variants.length;
+      basisVariants += JITTERS.length;
     }
   }
   const stats = blend(meanSpread(rows, G), rows.length, params);

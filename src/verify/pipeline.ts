@@ -16,7 +16,7 @@ import { openDocument } from "./decode";
 import { extractFeatures, type SignatureFeatures } from "./features";
 import { compareToModel } from "./compare";
 import { locateSignatures, type LocatedSignature, type LocateTarget } from "./locate";
-import type { ReferenceModel } from "./model";
+import { variantDistanceRow, type ReferenceModel } from "./model";
 import { assessQuality, type CaptureCue, type QualityReport } from "./quality";
 import { cropRaster, referenceThumbnailPng, signatureCropPng } from "./render";
 import type { TemplateModel } from "./template";
@@ -162,6 +162,8 @@ export interface EnrolOptions {
 
 export interface EnrolledReference {
   features: SignatureFeatures;
+  /** Distances to the reference's own synthetic variants (see model.ts variantDistanceRow). */
+  variantRow: number[] | null;
   quality: QualityReport;
   /** 1-based page and the box in page pixels the features were taken from. */
   page: number;
@@ -201,9 +203,12 @@ export async function enrolReference(core: Core, bytes: Uint8Array, opts: EnrolO
     if (quality.score < opts.qualityFloor) {
       return { rejected: "unreadable", detail: `the signature in the reference is too poor to learn from (quality ${quality.score}: ${quality.cue})` };
     }
-    const features = extractFeatures(core, cropRaster(page, best.box));
+    const crop = cropRaster(page, best.box);
+    const features = extractFeatures(core, crop);
     if (!features.inkFound) return { rejected: "no_signature", detail: "the located signature holds no ink" };
-    return { features, quality, page: pageNo, box: best.box, thumbnailPng };
+    // Computed now, while the crop is at hand: the model needs it when the subject has few references.
+    const variantRow = variantDistanceRow(core, crop, features);
+    return { features, variantRow, quality, page: pageNo, box: best.box, thumbnailPng };
   } catch (err) {
     if (isVerifyError(err)) return { rejected: err.code, detail: err.message };
     throw err;
