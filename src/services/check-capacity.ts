@@ -16,8 +16,8 @@ export interface CheckSettingsEnv {
   CHECK_CAPACITY?: string;
   /** Interval of the stream's keep-alive comments in ms (default 10000). */
   CHECK_KEEPALIVE_MS?: string;
-  /** Shared deadline of a check's URL fetches in ms (default 60000). */
-  CHECK_FETCH_DEADLINE_MS?: string;
+  /** Shared deadline of one request's URL fetches in ms (default 60000); enrolment reads it too. */
+  URL_FETCH_DEADLINE_MS?: string;
 }
 
 export const DEFAULT_CAPACITY = 4;
@@ -35,7 +35,7 @@ export function checkSettings(env: Env) {
     itemBudgetMs: intSetting(e.CHECK_ITEM_BUDGET_MS, ITEM_BUDGET_MS, 1),
     capacity: intSetting(e.CHECK_CAPACITY, DEFAULT_CAPACITY, 0),
     keepAliveMs: intSetting(e.CHECK_KEEPALIVE_MS, KEEPALIVE_MS, 10),
-    fetchDeadlineMs: intSetting(e.CHECK_FETCH_DEADLINE_MS, FETCH_DEADLINE_MS, 1),
+    fetchDeadlineMs: intSetting(e.URL_FETCH_DEADLINE_MS, FETCH_DEADLINE_MS, 1),
   };
 }
 

@@ -121,12 +121,12 @@ describe("URL inputs", () => {
   it("504 timeout with reason fetch_deadline when the shared deadline passes", async () => {
     const path = uniquePath("slow.png");
     await registerOutside(path, { delay_ms: 3000, body_base64: toBase64(signaturePng(11, 5)) });
-    settings.CHECK_FETCH_DEADLINE_MS = "500";
+    settings.URL_FETCH_DEADLINE_MS = "500";
     try {
       const problem = await expectProblem(await postCheck(org.apiKey, { items: [{ file: { url: outsideUrl(path) }, subject_reference: "alice" }] }), 504, "timeout");
       expect(problem.reason).toBe("fetch_deadline");
     } finally {
-      delete settings.CHECK_FETCH_DEADLINE_MS;
+      delete settings.URL_FETCH_DEADLINE_MS;
     }
   });
 

@@ -205,6 +205,20 @@ describe("PUT /sig/subjects/{s}/references (URLs)", () => {
     expect((await api("/sig/subjects/judy5", { key: org.apiKey })).status).toBe(404);
   }, 30_000);
 
+  it("answers 504 timeout with reason fetch_deadline when the shared deadline passes", async () => {
+    const path = uniquePath("slow.png");
+    await registerOutside(path, { delay_ms: 3000, body_base64: toBase64(signaturePng(8, 3)) });
+    const settings = env as unknown as Record<string, string | undefined>;
+    settings.URL_FETCH_DEADLINE_MS = "500";
+    try {
+      const problem = await expectProblem(await put("judy7", { references: [{ ref_id: "u1", url: outsideUrl(path) }] }), 504, "timeout");
+      expect(problem.reason).toBe("fetch_deadline");
+      expect((await api("/sig/subjects/judy7", { key: org.apiKey })).status).toBe(404);
+    } finally {
+      delete settings.URL_FETCH_DEADLINE_MS;
+    }
+  });
+
   it("validates the JSON body, naming the field", async () => {
     const res = await put("judy6", { references: [{ ref_id: "learned-1", url: "https://x.example/a.png" }] });
     expect((await expectProblem(res, 400)).detail).toContain("references[0].ref_id");

@@ -16,6 +16,7 @@ import { fetchDocument, newFetchBudget } from "../../fetch/url-fetch";
 import { enrolUploads, deleteReference, type Upload } from "../../services/enrolment";
 import { liveEngine } from "../../services/engine-live";
 import { urlPolicyOf } from "../../services/url-policy";
+import { checkSettings } from "../../services/check-capacity";
 import { subjectsRepo } from "../../storage/subjects";
 import { recordAudit } from "../../storage/audit";
 import { ReferenceParams, ReferencesByUrl, ReferencesResult, SubjectParams } from "./schemas";
@@ -139,7 +140,7 @@ async function uploadsFromUrls(c: Context<AppEnv>, body: z.infer<typeof Referenc
   });
   const tenant = c.get("tenant");
   const policy = urlPolicyOf(tenant.org, c.env);
-  const budget = newFetchBudget({ maxBytes: MAX_REFERENCE_BYTES });
+  const budget = newFetchBudget({ deadlineMs: checkSettings(c.env).fetchDeadlineMs, maxBytes: MAX_REFERENCE_BYTES });
   const fetched = await Promise.all(
     body.references.map((r, i) => fetchDocument(r.url, `references[${i}].url`, policy, budget)),
   );
