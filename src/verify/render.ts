@@ -114,7 +114,8 @@ function chunk(type: string, body: Uint8Array): Uint8Array {
 }
 
 let CRC_TABLE: Uint32Array | undefined;
-function crc32(b: Uint8Array): number {
+/** CRC-32 of PNG chunks (ISO 3309). */
+export function crc32(b: Uint8Array): number {
   if (!CRC_TABLE) {
     CRC_TABLE = new Uint32Array(256);
     for (let n = 0; n < 256; n++) {

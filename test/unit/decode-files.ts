@@ -3,25 +3,13 @@
  * bombs, and PDFs whose image streams we write ourselves.
  */
 import { PDFDocument } from "pdf-lib";
+import { crc32 } from "../../src/verify/render";
+import { ADAM7 } from "../../src/verify/decode/rows";
 
 export async function zlib(raw: Uint8Array): Promise<Uint8Array> {
   return new Uint8Array(await new Response(new Blob([raw]).stream().pipeThrough(new CompressionStream("deflate"))).arrayBuffer());
 }
 
-let table: Uint32Array | undefined;
-function crc32(b: Uint8Array): number {
-  if (!table) {
-    table = new Uint32Array(256);
-    for (let n = 0; n < 256; n++) {
-      let c = n;
-      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-      table[n] = c >>> 0;
-    }
-  }
-  let c = 0xffffffff;
-  for (const v of b) c = table[(c ^ v) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
 
 function chunk(type: string, body: Uint8Array): Uint8Array {
   const out = new Uint8Array(12 + body.length);
@@ -56,15 +44,6 @@ export interface PngSpec {
 }
 
 const CHANNELS = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 } as const;
-const ADAM7 = [
-  [0, 0, 8, 8],
-  [4, 0, 8, 8],
-  [0, 4, 4, 8],
-  [2, 0, 4, 4],
-  [0, 2, 2, 4],
-  [1, 0, 2, 2],
-  [0, 1, 1, 2],
-];
 
 /** Rows are filtered with types 0..4 in turn, so the decoder's unfiltering is exercised. */
 export async function makePng(s: PngSpec, opts: { idat?: Uint8Array; ihdrSize?: [number, number] } = {}): Promise<Uint8Array> {

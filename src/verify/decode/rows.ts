@@ -30,7 +30,8 @@ interface Pass {
   h: number;
 }
 
-const ADAM7 = [
+/** Adam7 passes: x0, y0, dx, dy. */
+export const ADAM7 = [
   [0, 0, 8, 8],
   [4, 0, 8, 8],
   [0, 4, 4, 8],
