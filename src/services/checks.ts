@@ -17,6 +17,7 @@ import { isVerifyError } from "../verify/types";
 import { checksRepo } from "../storage/checks";
 import type { CheckItemRow, CheckJobRow } from "../storage/schema/checks";
 import { subjectsRepo } from "../storage/subjects";
+import { ensureModelCurrent } from "./enrolment";
 import type { CheckEngine, CheckEvent, CheckPolicy, VerificationEngine } from "./engine";
 import { decidedResult, errorResult, storedResultOf, type ItemBasics, type ItemError, type StoredResult } from "./check-results";
 import { cropKey, inboxExpired, inboxExpiry, inboxPrefix, inputKey, itemReferenceKey } from "./inbox";
@@ -274,8 +275,13 @@ async function modelFor(ctx: CheckContext, spec: ItemSpec): Promise<{ model: unk
   }
   const subjectReference = spec.subjectReference!;
   const repo = subjectsRepo(ctx.store.db);
-  const subject = await repo.get(ctx.org.id, subjectReference);
+  let subject = await repo.get(ctx.org.id, subjectReference);
   if (!subject) return { code: "subject_not_found", detail: `The subject ${subjectReference} does not exist; enrol references first.` };
+  if (subject.modelRevision !== subject.refsRevision) {
+    // A change to the references was committed but its model never stored: never compare with a stale one.
+    await ensureModelCurrent({ store: ctx.store, engine: ctx.engine }, ctx.org.id, subjectReference);
+    subject = (await repo.get(ctx.org.id, subjectReference)) ?? subject;
+  }
   const live = (await repo.references(ctx.org.id, subjectReference)).filter((r) => r.status === "enrolled");
   const obj = subject.modelKey ? await ctx.store.files.get(subject.modelKey) : null;
   if (!obj || live.length === 0) return { code: "no_references", detail: `The subject ${subjectReference} has no enrolled reference.` };

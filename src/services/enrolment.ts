@@ -259,12 +259,26 @@ export async function rebuildModel(deps: Pick<EnrolDeps, "store" | "engine">, or
   }
 }
 
+/**
+ * Rebuilds the subject's model when a committed change to its references has no model yet (the
+ * process that made the change died before rebuilding). Cheap when the model is current.
+ */
+export async function ensureModelCurrent(deps: Pick<EnrolDeps, "store" | "engine">, orgId: string, subjectReference: string): Promise<void> {
+  const subject = await subjectsRepo(deps.store.db).get(orgId, subjectReference);
+  if (subject && subject.modelRevision !== subject.refsRevision) await rebuildModel(deps, orgId, subjectReference);
+}
+
 /** Enrols one queued upload (the enrolment queue's consumer). Safe to run twice for one message. */
 export async function enrolQueued(deps: Pick<EnrolDeps, "store" | "engine">, msg: EnrolMessage): Promise<"enrolled" | "rejected" | "superseded"> {
   const repo = subjectsRepo(deps.store.db);
   const row = await repo.reference(msg.orgId, msg.subjectReference, msg.refId);
-  // Deleted, replaced by a newer upload, or already processed by an earlier delivery.
-  if (!row || row.uploadId !== msg.uploadId || row.status !== "queued") return "superseded";
+  // Deleted, or replaced by a newer upload.
+  if (!row || row.uploadId !== msg.uploadId) return "superseded";
+  if (row.status !== "queued") {
+    // An earlier delivery processed it, and may have died before rebuilding the model.
+    await ensureModelCurrent(deps, msg.orgId, msg.subjectReference);
+    return row.status === "enrolled" ? "enrolled" : "rejected";
+  }
   const object = await deps.store.files.get(row.fileKey);
   if (!object) return "superseded";
   const bytes = new Uint8Array(await object.arrayBuffer());
@@ -279,17 +293,20 @@ export async function enrolQueued(deps: Pick<EnrolDeps, "store" | "engine">, msg
   const updated: ReferenceRow = result.ok
     ? { ...row, status: "enrolled", page: result.page, box: JSON.stringify(result.box), quality: JSON.stringify(result.quality), features: JSON.stringify(result.features), enrolledAt: now }
     : { ...row, status: "rejected", rejectedReason: result.reason, rejectedDetail: result.detail };
-  // Guarded on the upload id, so a concurrent replacement is never overwritten.
-  const res = await deps.store.db
+  // Guarded on the upload id, so a concurrent replacement is never overwritten; the revision bump is in
+  // the same transaction, so the model is known to be stale until it is rebuilt.
+  const update = deps.store.db
     .prepare("UPDATE subject_references SET status = ?, page = ?, box = ?, quality = ?, features = ?, enrolled_at = ?, rejected_reason = ?, rejected_detail = ? WHERE org_id = ? AND subject_reference = ? AND ref_id = ? AND upload_id = ? AND status = 'queued'")
-    .bind(updated.status, updated.page, updated.box, updated.quality, updated.features, updated.enrolledAt, updated.rejectedReason, updated.rejectedDetail, msg.orgId, msg.subjectReference, msg.refId, msg.uploadId)
-    .run();
+    .bind(updated.status, updated.page, updated.box, updated.quality, updated.features, updated.enrolledAt, updated.rejectedReason, updated.rejectedDetail, msg.orgId, msg.subjectReference, msg.refId, msg.uploadId);
+  const touch = deps.store.db
+    .prepare("UPDATE subjects SET updated_at = ?, refs_revision = refs_revision + 1 WHERE org_id = ? AND subject_reference = ?")
+    .bind(now, msg.orgId, msg.subjectReference);
+  const [res] = await deps.store.db.batch([update, touch]);
   if (res.meta.changes === 0) return "superseded";
   if (!result.ok) {
     await deps.store.files.delete(row.fileKey);
     return "rejected";
   }
-  await repo.batch([repo.touchStatement(msg.orgId, msg.subjectReference, now)]);
   await rebuildModel(deps, msg.orgId, msg.subjectReference);
   return "enrolled";
 }

@@ -347,3 +347,47 @@ describe("tenancy and permissions", () => {
     expect((await api(`/sig/subjects/${"y".repeat(129)}`, { key: org.apiKey })).status).toBe(404);
   });
 });
+
+describe("a change whose model rebuild never ran (the process died in between)", () => {
+  async function revisions(name: string) {
+    return env.DB_US.prepare("SELECT refs_revision AS refs, model_revision AS model, model_key AS key FROM subjects WHERE org_id = ? AND subject_reference = ?")
+      .bind(org.orgId, name)
+      .first<{ refs: number; model: number; key: string }>();
+  }
+
+  it("is healed by the redelivered queue message", async () => {
+    const files: Record<string, Uint8Array> = {};
+    for (let i = 0; i < 4; i++) files[`r${i}`] = signaturePng(15, i);
+    expect((await put("rita", referencesForm(files))).status).toBe(202);
+    for (let i = 0; i < 100 && (await subject("rita")).reference_counts.anchors < 4; i++) await new Promise((r) => setTimeout(r, 200));
+    // As if the consumer had enrolled r3 and died before rebuilding the model.
+    await env.DB_US.prepare("UPDATE subjects SET refs_revision = refs_revision + 1 WHERE org_id = ? AND subject_reference = 'rita'").bind(org.orgId).run();
+    const stale = await revisions("rita");
+    expect(stale!.model).not.toBe(stale!.refs);
+
+    const row = await env.DB_US.prepare("SELECT upload_id FROM subject_references WHERE org_id = ? AND ref_id = 'r3'").bind(org.orgId).first<{ upload_id: string }>();
+    const { enrolQueued } = await import("../../src/services/enrolment");
+    const { liveEngine } = await import("../../src/services/engine-live");
+    const outcome = await enrolQueued(
+      { store: { name: "us", db: env.DB_US, files: env.FILES_US }, engine: liveEngine() },
+      { kind: "enrol", orgId: org.orgId, region: "us", subjectReference: "rita", refId: "r3", uploadId: row!.upload_id },
+    );
+    expect(outcome).toBe("enrolled");
+    const healed = await revisions("rita");
+    expect(healed!.model).toBe(healed!.refs);
+    expect(await env.FILES_US.head(healed!.key)).not.toBeNull();
+  });
+
+  it("is healed before a check compares with the model", async () => {
+    expect((await put("sam", referencesForm({ s1: signaturePng(16, 0), s2: signaturePng(16, 1) }))).status).toBe(200);
+    await env.DB_US.prepare("UPDATE subjects SET refs_revision = refs_revision + 1 WHERE org_id = ? AND subject_reference = 'sam'").bind(org.orgId).run();
+    const form = new FormData();
+    form.append("request", JSON.stringify({ items: [{ file: "d", subject_reference: "sam" }] }));
+    form.append("d", new Blob([signaturePng(16, 2)], { type: "image/png" }), "d.png");
+    const res = await api("/sig/checks", { method: "POST", key: org.apiKey, body: form, headers: { "Idempotency-Key": "heal-1" } });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { decision: string }).decision).toMatch(/APPROVE|FLAG/);
+    const healed = await revisions("sam");
+    expect(healed!.model).toBe(healed!.refs);
+  });
+});
