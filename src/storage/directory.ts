@@ -31,16 +31,7 @@ export interface ApiKeyRecord {
   revokedAt: string | null;
 }
 
-export interface NewApiKey {
-  keyId: string;
-  orgId: string;
-  name: string | null;
-  prefix: string;
-  secretHash: string;
-  permissions: Permission[];
-  createdBy: string;
-  expiresAt: string | null;
-}
+export type NewApiKey = Omit<ApiKeyRecord, "createdAt" | "revokedAt">;
 
 function toOrg(row: OrgRow): Org {
   return {

@@ -99,11 +99,12 @@ export async function encodeGreyPng(r: Raster): Promise<Uint8Array> {
   v.setUint32(0, w);
   v.setUint32(4, h);
   ihdr.set([8, 0, 0, 0, 0], 8);
-  const parts = [new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", idat), chunk("IEND", new Uint8Array(0))];
+  const parts = [new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), pngChunk("IHDR", ihdr), pngChunk("IDAT", idat), pngChunk("IEND", new Uint8Array(0))];
   return concatBytes(parts);
 }
 
-function chunk(type: string, body: Uint8Array): Uint8Array {
+/** One PNG chunk: length, type, body and CRC. */
+export function pngChunk(type: string, body: Uint8Array): Uint8Array {
   const out = new Uint8Array(12 + body.length);
   const v = new DataView(out.buffer);
   v.setUint32(0, body.length);
@@ -115,7 +116,7 @@ function chunk(type: string, body: Uint8Array): Uint8Array {
 
 let CRC_TABLE: Uint32Array | undefined;
 /** CRC-32 of PNG chunks (ISO 3309). */
-export function crc32(b: Uint8Array): number {
+function crc32(b: Uint8Array): number {
   if (!CRC_TABLE) {
     CRC_TABLE = new Uint32Array(256);
     for (let n = 0; n < 256; n++) {

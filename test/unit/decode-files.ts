@@ -3,7 +3,8 @@
  * bombs, and PDFs whose image streams we write ourselves.
  */
 import { PDFDocument } from "pdf-lib";
-import { crc32 } from "../../src/verify/render";
+import { pngChunk as chunk } from "../../src/verify/render";
+import { concatBytes } from "../../src/util/bytes";
 import { ADAM7 } from "../../src/verify/decode/rows";
 
 export async function zlib(raw: Uint8Array): Promise<Uint8Array> {
@@ -11,25 +12,7 @@ export async function zlib(raw: Uint8Array): Promise<Uint8Array> {
 }
 
 
-function chunk(type: string, body: Uint8Array): Uint8Array {
-  const out = new Uint8Array(12 + body.length);
-  const v = new DataView(out.buffer);
-  v.setUint32(0, body.length);
-  for (let i = 0; i < 4; i++) out[4 + i] = type.charCodeAt(i);
-  out.set(body, 8);
-  v.setUint32(8 + body.length, crc32(out.subarray(4, 8 + body.length)));
-  return out;
-}
-
-export function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
+export const concat = concatBytes;
 
 export interface PngSpec {
   width: number;
