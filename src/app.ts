@@ -4,6 +4,7 @@ import type { AppEnv } from "./http/context";
 import { ProblemError, isProblemError, invalidField, renderProblem } from "./http/problem";
 import { bodyLimits } from "./http/body";
 import { registerOpenApi } from "./http/openapi";
+import { registerApiReference } from "./http/api-reference";
 import { requestId } from "./http/request-id";
 import { versioning } from "./http/versioning";
 import { registerHealthRoutes } from "./routes/health";
@@ -49,6 +50,7 @@ export function createApp(): App {
   registerReferenceRoutes(app);
 
   registerOpenApi(app);
+  registerApiReference(app);
 
   app.notFound((c) => renderProblem(new ProblemError("not_found", `No route ${c.req.method} ${new URL(c.req.url).pathname}.`), c.env.DOCS_URL, c.get("requestId")));
 
