@@ -27,7 +27,9 @@ try {
   });
   console.log(["bundle (wrangler deploy --dry-run):", ...rows].join("\n"));
   const verdict = gzip <= BUDGET_BYTES ? "within" : "OVER";
-  console.log(`bundle: ${kib(raw)} raw, ${kib(gzip)} gzip (${(gzip / 1e6).toFixed(3)} MB); budget ${(BUDGET_BYTES / 1e6).toFixed(3)} MB: ${verdict}`);
+  console.log(
+    `bundle: ${kib(raw)} raw, ${kib(gzip)} gzip (${(gzip / 1e6).toFixed(3)} MB); budget ${(BUDGET_BYTES / 1e6).toFixed(3)} MB: ${verdict}`,
+  );
   if (gzip > BUDGET_BYTES) process.exitCode = 1;
 } finally {
   rmSync(outdir, { recursive: true, force: true });
