@@ -134,6 +134,8 @@ export function parseSecretList(json) {
 }
 
 function stripAnsi(text) {
+  // The escape character is what the colour codes start with; wrangler colours only a terminal's output.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching ANSI escapes is the point.
   return text.replace(/\u001b\[[0-9;]*m/g, "");
 }
 
