@@ -24,9 +24,9 @@ export function logWarn(msg: string, fields: LogFields = {}): void {
   write("warn", msg, fields);
 }
 
-/** An error line: the message, the error's name, message and stack, and the context's request id. */
-export function logError(msg: string, err: unknown, fields: LogFields = {}): void {
-  write("error", msg, { ...fields, error: describeError(err) });
+/** An error line: the message, the error's name, message and stack (when there is one), and the context's request id. */
+export function logError(msg: string, err?: unknown, fields: LogFields = {}): void {
+  write("error", msg, { ...fields, ...(err === undefined ? {} : { error: describeError(err) }) });
 }
 
 function write(level: Level, msg: string, fields: LogFields): void {
