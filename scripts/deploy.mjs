@@ -69,7 +69,7 @@ const existing = {
   r2Eu: desired.r2.some((b) => b.jurisdiction === "eu")
     ? parseR2List(list(["r2", "bucket", "list", "--jurisdiction", "eu"], ""))
     : new Set(),
-  queues: parseQueuesList(list(["queues", "list"], "")),
+  queues: listQueues(),
 };
 
 // 2. Create what is missing.
@@ -84,7 +84,10 @@ writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`);
 console.log(`Wrote ${configPath}.`);
 
 // 4. Secrets, 5. migrations and deploy.
-const existingSecrets = parseSecretList(list(["secret", "list", "--format", "json", "--config", configPath], "[]", { quietFailure: true }));
+// A Worker not deployed yet has no secrets; any other failure to read them stops the run.
+const existingSecrets = parseSecretList(
+  list(["secret", "list", "--format", "json", "--config", configPath], "[]", { emptyWhen: /10007|does not exist|not found/i }),
+);
 const supplied = Object.fromEntries(SECRETS.map((s) => [s.name, process.env[s.name] ?? ""]));
 const secrets = planSecrets(existingSecrets, supplied);
 const values = {};
@@ -120,16 +123,31 @@ console.log(
 
 // --- helpers ---
 
-/** Runs a read-only `wrangler ... list`; in a dry run without a login, assumes nothing exists. */
-function list(argv, fallback, { quietFailure = false } = {}) {
+/** `wrangler queues list` shows one page at a time. */
+function listQueues() {
+  const names = new Set();
+  for (let page = 1; page <= 100; page++) {
+    const before = names.size;
+    for (const name of parseQueuesList(list(["queues", "list", "--page", String(page)], ""))) names.add(name);
+    if (names.size === before) break;
+  }
+  return names;
+}
+
+/**
+ * Runs a read-only `wrangler ... list`. In a dry run without a login it assumes nothing exists; `emptyWhen`
+ * names the failures that mean "none" (a Worker that does not exist has no secrets).
+ */
+function list(argv, fallback, { emptyWhen = null } = {}) {
   const res = spawnSync(WRANGLER, argv, { encoding: "utf8", env: wranglerEnv(), stdio: ["ignore", "pipe", "pipe"] });
   if (res.status === 0) {
     // JSON output starts at its first line opening an array or object (nothing else is printed before it today).
     const json = argv.includes("--json") || argv.includes("json");
     return json ? res.stdout.slice(Math.max(0, res.stdout.search(/^\s*[[{]/m))) : res.stdout;
   }
-  if (fallback !== undefined && (dryRun || quietFailure)) {
-    if (!quietFailure) console.log(`(could not run \`wrangler ${argv.join(" ")}\`; assuming none exist)`);
+  if (fallback !== undefined && emptyWhen?.test(`${res.stderr}${res.stdout}`)) return fallback;
+  if (fallback !== undefined && dryRun) {
+    console.log(`(could not run \`wrangler ${argv.join(" ")}\`; assuming none exist)`);
     return fallback;
   }
   fail(`wrangler ${argv.join(" ")} failed:\n${res.stderr || res.stdout}`);
