@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { routePath } from "hono/route";
-import { logInfo, withLogContext } from "../util/log";
+import { logInfo, logWarn, withLogContext } from "../util/log";
 import type { AppEnv } from "./context";
 
 /**
@@ -16,7 +16,8 @@ export function accessLog(): MiddlewareHandler<AppEnv> {
     await withLogContext({ request_id: requestId }, next);
     const status = c.res.status;
     const route = routePath(c, -1);
-    logInfo("request", {
+    // A 5xx is the service's failure: warn, so it shows among the warnings; its error line says why.
+    (status >= 500 ? logWarn : logInfo)("request", {
       request_id: requestId,
       method: c.req.method,
       // Only middleware ("*") matched: no route has this path.
