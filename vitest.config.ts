@@ -11,27 +11,43 @@ export default defineConfig(async () => {
   const outside = await startOutsideServer();
 
   return {
-    plugins: [
-      cloudflareTest({
-        wrangler: { configPath: "./wrangler.toml" },
-        miniflare: {
-          bindings: {
-            TEST_DIRECTORY_MIGRATIONS: directoryMigrations,
-            TEST_REGION_MIGRATIONS: regionMigrations,
-            OPERATOR_TOKEN: "test-operator-token",
-            TEST_OUTSIDE_URL: outside.url,
-            JWKS_URL: `${outside.url}/jwks.json`,
-            // The loopback document host may be fetched over plain http (production allows https only).
-            INSECURE_FETCH_HOSTS: new URL(outside.url).host,
-          },
-        },
-      }),
-    ],
     test: {
-      setupFiles: ["./test/setup/apply-migrations.ts"],
-      include: ["test/**/*.test.ts"],
       testTimeout: 30_000,
       hookTimeout: 60_000,
+      projects: [
+        {
+          extends: true,
+          plugins: [
+            cloudflareTest({
+              wrangler: { configPath: "./wrangler.toml" },
+              miniflare: {
+                bindings: {
+                  TEST_DIRECTORY_MIGRATIONS: directoryMigrations,
+                  TEST_REGION_MIGRATIONS: regionMigrations,
+                  OPERATOR_TOKEN: "test-operator-token",
+                  TEST_OUTSIDE_URL: outside.url,
+                  JWKS_URL: `${outside.url}/jwks.json`,
+                  // The loopback document host may be fetched over plain http (production allows https only).
+                  INSECURE_FETCH_HOSTS: new URL(outside.url).host,
+                },
+              },
+            }),
+          ],
+          test: {
+            name: "workers",
+            setupFiles: ["./test/setup/apply-migrations.ts"],
+            include: ["test/**/*.test.ts"],
+            exclude: ["test/node/**"],
+          },
+        },
+        {
+          // Tooling that runs on Node rather than in the Worker: the deploy script's planning, and checks that
+          // need Node-only libraries (the OpenAPI validator compiles schemas with `new Function`, which
+          // workerd forbids). These start the Worker with wrangler when they need it.
+          extends: true,
+          test: { name: "node", environment: "node", include: ["test/node/**/*.test.mjs"] },
+        },
+      ],
     },
   };
 });

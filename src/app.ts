@@ -4,7 +4,10 @@ import type { AppEnv } from "./http/context";
 import { ProblemError, isProblemError, invalidField, renderProblem } from "./http/problem";
 import { bodyLimits } from "./http/body";
 import { registerOpenApi } from "./http/openapi";
+import { registerApiReference } from "./http/api-reference";
 import { requestId } from "./http/request-id";
+import { accessLog } from "./http/access-log";
+import { logError } from "./util/log";
 import { versioning } from "./http/versioning";
 import { registerHealthRoutes } from "./routes/health";
 import { registerPlatformRoutes } from "./routes/platform";
@@ -37,6 +40,7 @@ export function createApp(): App {
   });
 
   app.use("*", requestId());
+  app.use("*", accessLog());
   app.use("*", versioning());
   app.use("*", bodyLimits());
 
@@ -49,12 +53,14 @@ export function createApp(): App {
   registerReferenceRoutes(app);
 
   registerOpenApi(app);
+  registerApiReference(app);
 
   app.notFound((c) => renderProblem(new ProblemError("not_found", `No route ${c.req.method} ${new URL(c.req.url).pathname}.`), c.env.DOCS_URL, c.get("requestId")));
 
   app.onError((err, c) => {
     const problem = isProblemError(err) ? err : fromFrameworkError(err);
-    if (problem.status >= 500 && !isProblemError(err)) console.error("unhandled error", c.get("requestId"), err);
+    // The problem document names the request id as the reference; this line is what it refers to.
+    if (problem.status >= 500 && !isProblemError(err)) logError("unhandled error", err, { request_id: c.get("requestId") });
     const res = renderProblem(problem, c.env.DOCS_URL, c.get("requestId"));
     // Headers set by earlier middleware (X-Request-Id, Service-Version) are re-applied by them after next().
     return res;

@@ -4,6 +4,7 @@ import type { StoredResponse } from "../../durable-objects/tenant-gate";
 import type { AppEnv } from "./context";
 import { ProblemError } from "./problem";
 import type { RouteRules } from "./route";
+import { logError } from "../util/log";
 
 export const IDEMPOTENCY_HEADER = "Idempotency-Key";
 /** 1 to 255 visible ASCII characters (0x21-0x7E). */
@@ -163,7 +164,7 @@ export function idempotency(rules: Required<RouteRules>): MiddlewareHandler<AppE
       }
     } catch (err) {
       // The response stands even when the record cannot be written; the lease lets a retry proceed later.
-      console.error("idempotency record not written", key, err);
+      logError("idempotency record not written", err, { idempotency_key: key });
     }
   };
 }

@@ -36,6 +36,22 @@ type Operation = {
 };
 
 const METHODS = ["get", "put", "post", "delete", "patch", "head", "options"] as const;
+
+/** The Operation Object's fixed fields (OpenAPI 3.1, 4.8.10); anything else must be an `x-` extension. */
+const OPERATION_FIELDS = new Set([
+  "tags",
+  "summary",
+  "description",
+  "externalDocs",
+  "operationId",
+  "parameters",
+  "requestBody",
+  "responses",
+  "callbacks",
+  "deprecated",
+  "security",
+  "servers",
+]);
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
 
 function registerComponents(app: OpenAPIHono<AppEnv>): void {
@@ -108,6 +124,11 @@ function pipelineStatuses(op: Operation, path: string): number[] {
 }
 
 function complete(op: Operation, path: string): void {
+  // The generator copies a route config's own members into its operation; `defineRoute` attaches its
+  // resolved `rules` there (already stated as the x- members), which OpenAPI does not allow.
+  for (const key of Object.keys(op)) {
+    if (!OPERATION_FIELDS.has(key) && !key.startsWith("x-")) delete (op as Record<string, unknown>)[key];
+  }
   const permission = op["x-permission"] ?? "none";
   const params = (op.parameters ??= []);
   params.push(ref("parameters", "XRequestId"), ref("parameters", "ServiceVersion"));

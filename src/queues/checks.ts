@@ -4,6 +4,7 @@ import { regionStore } from "../storage/regions";
 import { giveUpItem, runItem, type CheckContext, type CheckMessage } from "../services/checks";
 import { liveCheckEngine } from "../services/check-engine-live";
 import { backoffSeconds } from "./retry";
+import { logError } from "../util/log";
 
 export const CHECK_QUEUE_NAME = "countersign-check-items";
 
@@ -29,7 +30,7 @@ export async function consumeChecks(batch: MessageBatch<unknown>, env: Env): Pro
   for (const message of batch.messages) {
     const msg = message.body;
     if (!isCheckMessage(msg)) {
-      console.error("check queue: malformed message dropped", msg);
+      logError("check queue: malformed message dropped", undefined, { queue: batch.queue, message_id: message.id, body: msg });
       message.ack();
       continue;
     }
@@ -46,7 +47,7 @@ export async function consumeChecks(batch: MessageBatch<unknown>, env: Env): Pro
       await runItem(ctx, msg.jobId, msg.index);
       message.ack();
     } catch (err) {
-      console.error("check item failed; retrying", msg, err);
+      logError("check item failed; retrying", err, { queue: batch.queue, message_id: message.id, attempts: message.attempts, body: msg });
       message.retry({ delaySeconds: backoffSeconds(message.attempts) });
     }
   }

@@ -2,6 +2,7 @@ import type { Env } from "../env";
 import type { EnrolMessage } from "../services/enrolment";
 import { consumeEnrolments, deadLetteredEnrolment } from "./enrolments";
 import { consumeChecks, deadLetteredCheck } from "./checks";
+import { logError, logWarn } from "../util/log";
 
 export const QUEUE_NAMES = {
   checks: "countersign-check-items",
@@ -9,9 +10,21 @@ export const QUEUE_NAMES = {
   deadLetter: "countersign-dead-letter",
 } as const;
 
+/**
+ * The local name of a deployed queue. A deployment replaces the `countersign` of every resource name with
+ * its own prefix (`countersign-staging-check-items`, see scripts/deploy), so the consumer is chosen by
+ * what follows it.
+ */
+export function localQueueName(deployed: string): string {
+  for (const name of Object.values(QUEUE_NAMES)) {
+    if (deployed === name || deployed.endsWith(name.slice("countersign".length))) return name;
+  }
+  return deployed;
+}
+
 /** Routes a batch to the consumer of its queue. */
 export async function dispatchQueue(batch: MessageBatch<unknown>, env: Env, _ctx: ExecutionContext): Promise<void> {
-  switch (batch.queue) {
+  switch (localQueueName(batch.queue)) {
     case QUEUE_NAMES.checks:
       return consumeChecks(batch, env);
     case QUEUE_NAMES.enrolments:
@@ -19,20 +32,20 @@ export async function dispatchQueue(batch: MessageBatch<unknown>, env: Env, _ctx
     case QUEUE_NAMES.deadLetter:
       // Messages that exhausted their retries: logged for operators, then dropped.
       for (const m of batch.messages) {
-        console.error("dead-lettered message", m.id, JSON.stringify(m.body));
+        logError("dead-lettered message", undefined, { queue: batch.queue, message_id: m.id, body: m.body });
         const body = m.body as { kind?: string };
         try {
           if (body?.kind === "enrol") await deadLetteredEnrolment(env, body as EnrolMessage);
           if (body?.kind === "check_item") await deadLetteredCheck(env, body);
           m.ack();
         } catch (err) {
-          console.error("dead-letter handling failed", err);
+          logError("dead-letter handling failed", err, { queue: batch.queue, message_id: m.id });
           m.retry({ delaySeconds: 60 });
         }
       }
       return;
     default:
-      console.warn(`no consumer for queue ${batch.queue}; retrying ${batch.messages.length} message(s)`);
+      logWarn("no consumer for this queue; retrying", { queue: batch.queue, messages: batch.messages.length });
       batch.retryAll({ delaySeconds: 60 });
   }
 }

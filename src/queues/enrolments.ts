@@ -4,6 +4,7 @@ import { liveEngine } from "../services/engine-live";
 import { directory } from "../storage/directory";
 import { regionStore } from "../storage/regions";
 import { backoffSeconds } from "./retry";
+import { logError } from "../util/log";
 
 /**
  * The enrolment queue's consumer: enrols references queued by PUT .../references. Delivery is at least
@@ -27,7 +28,7 @@ export async function consumeEnrolments(batch: MessageBatch<EnrolMessage>, env: 
       await enrolQueued({ store: regionStore(env, org.region), engine: liveEngine() }, msg);
       message.ack();
     } catch (err) {
-      console.error("enrolment failed; retrying", msg, err);
+      logError("enrolment failed; retrying", err, { queue: batch.queue, message_id: message.id, attempts: message.attempts, body: msg });
       message.retry({ delaySeconds: backoffSeconds(message.attempts) });
     }
   }

@@ -23,6 +23,7 @@ import { decidedResult, errorResult, storedResultOf, type ItemBasics, type ItemE
 import { cropKey, inboxExpired, inboxExpiry, inboxPrefix, inputKey, itemReferenceKey } from "./inbox";
 import { NotEnoughReferences } from "./check-engine-live";
 import { deletePrefix } from "../storage/files";
+import { logError } from "../util/log";
 
 /** One message of the check queue: one item of one job. */
 export interface CheckMessage {
@@ -145,7 +146,7 @@ export async function createJob(
     for (const f of files) await ctx.store.files.put(f.key, f.bytes, { httpMetadata: { contentType: f.contentType } });
     await jobObject(ctx.env, orgId, args.jobId).init(orgId, args.jobId, itemRows.length);
   } catch (err) {
-    console.error("check inputs could not be stored", args.jobId, err);
+    logError("check inputs could not be stored", err, { job_id: args.jobId });
     await discardJob(ctx, args.jobId);
     throw new ProblemError("unavailable", "The check's inputs could not be stored; nothing was kept. Retry the request.", {
       headers: { "Retry-After": "5" },

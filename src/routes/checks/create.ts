@@ -18,6 +18,7 @@ import { checkSettings, inlineSlots } from "../../services/check-capacity";
 import { liveCheckEngine } from "../../services/check-engine-live";
 import { parseCheckBody, prepareItems } from "./inputs";
 import { CheckAccepted, CheckRequestDoc, CheckResultSchema } from "./schemas";
+import { logError } from "../../util/log";
 
 const createCheck = defineRoute(
   { permission: "sig:checks:create", credentials: ["api_key", "user", "session"], billing: true },
@@ -133,7 +134,7 @@ export function registerCreateCheck(app: App): void {
         await enqueueItems(ctx, jobId, prepared.map((p) => p.item.index));
       } catch (err) {
         // Without its messages the job would wait forever: take it back out.
-        console.error("check queue unavailable", jobId, err);
+        logError("check queue unavailable", err, { job_id: jobId });
         await discardJob(ctx, jobId);
         throw new ProblemError("unavailable", "The check queue is unavailable; nothing was kept. Retry the request.", { headers: { "Retry-After": "5" } });
       }
@@ -174,7 +175,7 @@ async function runInline(c: Context<AppEnv>, ctx: CheckContext, jobId: string, o
 async function inlineCheck(c: Context<AppEnv>, ctx: CheckContext, jobId: string) {
   const outcome = await runInline(c, ctx, jobId);
   if (outcome.kind === "done") return c.json(renderResult(outcome.result, new URL(c.req.url).origin), 200);
-  if (outcome.kind === "failed") console.error("inline check failed; queued", jobId, outcome.error);
+  if (outcome.kind === "failed") logError("inline check failed; queued", outcome.error, { job_id: jobId });
   await enqueueItems(ctx, jobId, [0]);
   // The job exists and goes on: this answer is a committed outcome, replayed for the same key.
   idempotencyOf(c)?.commitOutcome();
@@ -205,7 +206,7 @@ function streamCheck(c: Context<AppEnv>, ctx: CheckContext, jobId: string) {
           await stream.writeSSE({ event: "decision", data: JSON.stringify(renderResult(outcome.result, new URL(c.req.url).origin)) });
           return;
         }
-        if (outcome.kind === "failed") console.error("streamed check failed; queued", jobId, outcome.error);
+        if (outcome.kind === "failed") logError("streamed check failed; queued", outcome.error, { job_id: jobId });
         await enqueueItems(ctx, jobId, [0]);
         const problem = continuing(outcome.kind === "timeout" ? "timeout" : "busy", c, jobId);
         await stream.writeSSE({ event: "error", data: JSON.stringify(problemDocument(problem, docs, requestId)) });
@@ -214,7 +215,7 @@ function streamCheck(c: Context<AppEnv>, ctx: CheckContext, jobId: string) {
       }
     },
     async (err, stream) => {
-      console.error("check stream failed; queued", jobId, err);
+      logError("check stream failed; queued", err, { job_id: jobId });
       await enqueueItems(ctx, jobId, [0]).catch(() => undefined);
       const problem = new ProblemError("internal_error", "The stream failed; read the job for its outcome.", {
         extensions: { job_id: jobId, status_url: statusUrl(c, jobId) },
