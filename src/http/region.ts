@@ -1,5 +1,5 @@
 import type { Env } from "../env";
-import type { RegionName } from "./context";
+import type { RegionName } from "../domain/tenancy";
 
 export const REGIONS: readonly RegionName[] = ["us", "eu"];
 

@@ -6,7 +6,7 @@
 import { jobObject } from "../../durable-objects/job-client";
 import type { JobState } from "../../durable-objects/job";
 import type { Env } from "../env";
-import type { Org, RegionStore } from "../http/context";
+import type { Org, RegionStore } from "../domain/tenancy";
 import { ProblemError } from "../http/problem";
 import { countUsage } from "../http/billing";
 import { checkId, type JobMode } from "../domain/job";

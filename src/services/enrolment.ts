@@ -4,8 +4,8 @@
  * rebuilds the subject's reference model whenever its live references change.
  */
 import { splitSyncAndQueued, type ReferenceOutcome, type ReferenceSource } from "../domain/enrolment";
-import type { RegionStore } from "../http/context";
-import { newId } from "../http/ids";
+import type { RegionStore } from "../domain/tenancy";
+import { newId } from "../domain/ids";
 import { ProblemError } from "../http/problem";
 import { isVerifyError } from "../verify/types";
 import { deletePrefix, modelKey, referenceFileKey, subjectPrefix } from "../storage/files";

@@ -1,5 +1,5 @@
 import type { Env } from "../env";
-import type { Org } from "../http/context";
+import type { Org } from "../domain/tenancy";
 import type { UrlPolicy } from "../fetch/url-policy";
 
 /**

@@ -1,7 +1,8 @@
 import { Hono } from "hono";
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { AppEnv, Tenant } from "../../src/http/context";
+import type { AppEnv } from "../../src/http/context";
+import type { Tenant } from "../../src/domain/tenancy";
 import { ProblemError, isProblemError, renderProblem } from "../../src/http/problem";
 import { requestId } from "../../src/http/request-id";
 import { pinnedVersion, versioning } from "../../src/http/versioning";

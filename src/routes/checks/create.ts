@@ -7,7 +7,7 @@ import { defineRoute, problems } from "../../http/route";
 import { ProblemError, invalidField, problemDocument } from "../../http/problem";
 import { assertQuota } from "../../http/billing";
 import { idempotencyOf, IDEMPOTENCY_HEADER } from "../../http/idempotency";
-import { newId } from "../../http/ids";
+import { newId } from "../../domain/ids";
 import { chooseMode, type JobMode } from "../../domain/job";
 import { jobIdFromKey } from "../../domain/check-request";
 import { DEFAULT_POLICY_NAME } from "../../domain/policy";

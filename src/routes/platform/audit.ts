@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { App } from "../../app";
 import type { Env } from "../../env";
-import type { Org } from "../../http/context";
+import type { Org } from "../../domain/tenancy";
 import { decodeCursor, encodeCursor } from "../../http/cursor";
 import { notFound } from "../../http/problem";
 import { AUTH_PROBLEMS, defineRoute, problems } from "../../http/route";

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { App } from "../../app";
 import { mintApiKey } from "../../domain/api-key";
 import type { Env } from "../../env";
-import type { Org, Permission } from "../../http/context";
+import type { Org, Permission } from "../../domain/tenancy";
 import { ProblemError, invalidField, notFound } from "../../http/problem";
 import { AUTH_PROBLEMS, defineRoute, problems } from "../../http/route";
 import { recordAudit } from "../../storage/audit";
