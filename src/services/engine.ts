@@ -1,5 +1,6 @@
 import type { Box } from "../verify/types";
 import type { RejectionReason } from "../domain/enrolment";
+import type { Decision } from "../domain/policy-defaults";
 
 /**
  * What enrolment and checks need from the verification core, as one seam: the routes and queue
@@ -76,7 +77,7 @@ export type CheckEvent =
   | { type: "comparing"; referenceCount: number };
 
 export interface CheckedDocument {
-  decision: "AUTO_APPROVE" | "APPROVE" | "FLAG" | "FAILED" | "UNREADABLE" | "NO_SIGNATURE";
+  decision: Decision;
   /** Calibrated score in [0, 1] of the best-matching signature; null when nothing was compared. */
   score: number | null;
   pages: number;

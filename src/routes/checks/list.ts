@@ -4,7 +4,7 @@ import { defineRoute, problems } from "../../http/route";
 import { invalidField } from "../../http/problem";
 import { decodeCursor, encodeCursor } from "../../http/cursor";
 import { Identifier } from "../../http/schemas";
-import { DECISIONS } from "../../domain/usage";
+import { DECISIONS } from "../../domain/policy-defaults";
 import { JOB_STATUSES } from "../../domain/job";
 import { listItems, listJobs, summariseItems, type ItemFilters, type ItemPosition, type JobPosition } from "../../storage/check-lists";
 import { renderResult, storedResultOf } from "../../services/check-results";
