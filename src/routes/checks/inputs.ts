@@ -22,6 +22,7 @@ import {
   type NormalisedItem,
 } from "../../domain/check-request";
 import { isVerifyError } from "../../verify/types";
+import { unreadableInput } from "../../http/verify-problem";
 import type { VerificationEngine } from "../../services/engine";
 import type { PreparedInput, PreparedItem } from "../../services/checks";
 
@@ -142,13 +143,6 @@ async function inspect(engine: VerificationEngine, bytes: Uint8Array, field: str
     return (await engine.inspect(bytes)).pages;
   } catch (err) {
     if (!isVerifyError(err)) throw err;
-    const errors = [{ field, message: err.message }];
-    if (err.code === "unsupported_format") {
-      throw new ProblemError("unsupported_media_type", `${field}: ${err.message}. Documents must be PNG, JPEG, TIFF or PDF.`, { extensions: { errors } });
-    }
-    if (err.code === "too_large") throw new ProblemError("too_large", `${field}: ${err.message}.`, { extensions: { errors } });
-    throw new ProblemError("unprocessable", `${field}: the document cannot be read (${err.code}: ${err.message}).`, {
-      extensions: { reason: err.code, errors },
-    });
+    throw unreadableInput(err, field, "document", "Documents");
   }
 }
