@@ -198,12 +198,20 @@ describe("PUT /sig/subjects/{s}/references (URLs)", () => {
 
   it("fails a stalled body with fetch_failed / body_stalled", async () => {
     const path = uniquePath("stall.png");
+    // 1000 bytes, then nothing for far longer than the (injected, short) stall window.
     await registerOutside(path, { headers: { "content-type": "image/png" }, chunks: [{ size: 1000 }], stall: true, stall_ms: 20_000 });
-    const res = await put("judy5", { references: [{ ref_id: "u1", url: outsideUrl(path) }] });
-    const problem = await expectProblem(res, 502, "fetch_failed");
-    expect(problem.reason).toBe("body_stalled");
+    const settings = env as unknown as Record<string, string | undefined>;
+    settings.URL_FETCH_STALL_WINDOW_MS = "200";
+    try {
+      const res = await put("judy5", { references: [{ ref_id: "u1", url: outsideUrl(path) }] });
+      const problem = await expectProblem(res, 502, "fetch_failed");
+      expect(problem.reason).toBe("body_stalled");
+      expect(problem.detail).toContain("per 0.2 s");
+    } finally {
+      delete settings.URL_FETCH_STALL_WINDOW_MS;
+    }
     expect((await api("/sig/subjects/judy5", { key: org.apiKey })).status).toBe(404);
-  }, 30_000);
+  });
 
   it("answers 504 timeout with reason fetch_deadline when the shared deadline passes", async () => {
     const path = uniquePath("slow.png");

@@ -14,7 +14,8 @@ import { DEFAULT_POLICY_NAME } from "../../domain/policy";
 import { getLatestPolicy } from "../../storage/policies";
 import { BudgetExceeded, createJob, discardJob, enqueueItems, runItem, type CheckContext, type RunOptions } from "../../services/checks";
 import { renderResult, type StoredResult } from "../../services/check-results";
-import { checkSettings, inlineSlots } from "../../services/check-capacity";
+import { inlineSlots } from "../../services/check-capacity";
+import { configOf } from "../../config";
 import { liveCheckEngine } from "../../services/check-engine-live";
 import { parseCheckBody, prepareItems } from "./inputs";
 import { CheckAccepted, CheckRequestDoc, CheckResultSchema } from "./schemas";
@@ -149,7 +150,7 @@ type Inline = { kind: "done"; result: StoredResult } | { kind: "busy" } | { kind
 
 /** Runs item 0 inline within its budget; anything else hands it to the queue. */
 async function runInline(c: Context<AppEnv>, ctx: CheckContext, jobId: string, onEvent?: RunOptions["onEvent"]): Promise<Inline> {
-  const settings = checkSettings(c.env);
+  const settings = configOf(c.env).checks;
   const deadline = Date.now() + settings.itemBudgetMs;
   const release = await inlineSlots.acquire(settings.capacity, deadline);
   if (!release) return { kind: "busy" };
@@ -182,9 +183,9 @@ async function inlineCheck(c: Context<AppEnv>, ctx: CheckContext, jobId: string)
 }
 
 function streamCheck(c: Context<AppEnv>, ctx: CheckContext, jobId: string) {
-  const docs = c.env.DOCS_URL;
+  const docs = configOf(c.env).docsUrl;
   const requestId = c.get("requestId");
-  const keepAliveMs = checkSettings(c.env).keepAliveMs;
+  const keepAliveMs = configOf(c.env).checks.keepAliveMs;
   // A stream cannot be replayed: a retry of its key points at the job instead.
   const marked = idempotencyOf(c)?.markNotReplayable(jobId);
   return streamSSE(

@@ -10,7 +10,7 @@ import { ProblemError, invalidField } from "../../http/problem";
 import { mediaType, readMultipart, unsupportedMediaType } from "../../http/multipart";
 import { fetchDocument, newFetchBudget } from "../../fetch/url-fetch";
 import { urlPolicyOf } from "../../services/url-policy";
-import { checkSettings } from "../../services/check-capacity";
+import { configOf } from "../../config";
 import {
   CheckRequestSchema,
   MAX_DOCUMENT_BYTES,
@@ -91,7 +91,8 @@ export async function parseCheckBody(c: Context<AppEnv>, validJson: () => unknow
     const normal = normaliseRequest(parsed.data, false);
     if ("problem" in normal) throw invalidField(normal.problem.field, normal.problem.message);
     const policy = urlPolicyOf(c.get("tenant").org, c.env);
-    const budget = newFetchBudget({ maxBytes: MAX_DOCUMENT_BYTES, deadlineMs: checkSettings(c.env).fetchDeadlineMs });
+    const { deadlineMs, stallWindowMs } = configOf(c.env).urlFetch;
+    const budget = newFetchBudget({ maxBytes: MAX_DOCUMENT_BYTES, deadlineMs, stallWindowMs });
     const fetches = new Map<string, Promise<PreparedInput>>();
     return {
       request: parsed.data,

@@ -16,7 +16,7 @@ import { fetchDocument, newFetchBudget } from "../../fetch/url-fetch";
 import { enrolUploads, deleteReference, type Upload } from "../../services/enrolment";
 import { liveEngine } from "../../services/engine-live";
 import { urlPolicyOf } from "../../services/url-policy";
-import { checkSettings } from "../../services/check-capacity";
+import { configOf } from "../../config";
 import { subjectsRepo } from "../../storage/subjects";
 import { recordAudit } from "../../storage/audit";
 import { ReferenceParams, ReferencesByUrl, ReferencesResult, SubjectParams } from "./schemas";
@@ -140,7 +140,8 @@ async function uploadsFromUrls(c: Context<AppEnv>, body: z.infer<typeof Referenc
   });
   const tenant = c.get("tenant");
   const policy = urlPolicyOf(tenant.org, c.env);
-  const budget = newFetchBudget({ deadlineMs: checkSettings(c.env).fetchDeadlineMs, maxBytes: MAX_REFERENCE_BYTES });
+  const { deadlineMs, stallWindowMs } = configOf(c.env).urlFetch;
+  const budget = newFetchBudget({ deadlineMs, stallWindowMs, maxBytes: MAX_REFERENCE_BYTES });
   const fetched = await Promise.all(
     body.references.map((r, i) => fetchDocument(r.url, `references[${i}].url`, policy, budget)),
   );
