@@ -1,5 +1,6 @@
 import type { Env } from "../env";
 import type { Caller, Tenant } from "../domain/tenancy";
+import type { RequestServices } from "../services/request-services";
 
 export type AppVariables = {
   requestId: string;
@@ -9,6 +10,8 @@ export type AppVariables = {
   versionFromHeader: boolean;
   caller: Caller;
   tenant: Tenant;
+  /** The request's use cases, built on first use by services(c) (http/services.ts). */
+  services?: RequestServices;
 };
 
 export type AppEnv = { Bindings: Env; Variables: AppVariables };
