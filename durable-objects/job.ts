@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../src/env";
+import { migrate, type SqlMigration } from "./sql-migrations";
 import { applyJobEvent, isFinished, type JobEvent, type JobProgress, type JobStatus } from "../src/domain/job";
 
 /**
@@ -35,6 +36,7 @@ type JobRow = {
   finished_at: string | null;
 };
 
+/** Migration 1: the schema as it was before migrations were numbered (hence IF NOT EXISTS). */
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS job (
      id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -54,13 +56,19 @@ const SCHEMA = [
    )`,
 ];
 
+/** The job's schema, one numbered migration per change: never edit a shipped one, add the next. */
+export const MIGRATIONS: readonly SqlMigration[] = [{ id: 1, description: "the job row and its completed items", statements: SCHEMA }];
+
 export class Job extends DurableObject<Env> {
   #sql: SqlStorage;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
-    for (const stmt of SCHEMA) this.#sql.exec(stmt);
+    // Under blockConcurrencyWhile, so no call reaches the object before its schema is current.
+    ctx.blockConcurrencyWhile(async () => {
+      migrate(ctx.storage, MIGRATIONS);
+    });
   }
 
   /** Creates the job as `queued` (a second call changes nothing and returns the existing state). */

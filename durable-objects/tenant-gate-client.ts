@@ -1,5 +1,5 @@
 import type { Env } from "../src/env";
-import type { RegionName } from "../src/http/context";
+import type { RegionName } from "../src/domain/tenancy";
 import type { TenantGate } from "./tenant-gate";
 
 /** The gate's name: one object per tenant and home region (its records stay in that region). */

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../src/env";
+import { migrate, type SqlMigration } from "./sql-migrations";
 
 /**
  * One per tenant: the tenant's rate buckets, its idempotency records and its usage counters.
@@ -58,6 +59,7 @@ export interface GateState {
   records: (Omit<IdemRow, "lease"> & { route: string; lease: string | null })[];
 }
 
+/** Migration 1: the schema as it was before migrations were numbered (hence IF NOT EXISTS). */
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS buckets (
      name TEXT PRIMARY KEY,
@@ -90,6 +92,9 @@ const SCHEMA = [
    )`,
 ];
 
+/** The gate's schema, one numbered migration per change: never edit a shipped one, add the next. */
+export const MIGRATIONS: readonly SqlMigration[] = [{ id: 1, description: "rate buckets, idempotency records, counted items and monthly usage", statements: SCHEMA }];
+
 /** `YYYY-MM` of a time, in UTC. */
 export function utcMonth(ms: number): string {
   return new Date(ms).toISOString().slice(0, 7);
@@ -104,7 +109,7 @@ export class TenantGate extends DurableObject<Env> {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
     ctx.blockConcurrencyWhile(async () => {
-      for (const stmt of SCHEMA) this.#sql.exec(stmt);
+      migrate(ctx.storage, MIGRATIONS);
       this.#alarmAt = await ctx.storage.getAlarm();
     });
   }

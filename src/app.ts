@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "./http/context";
+import { configOf } from "./config";
 import { ProblemError, isProblemError, invalidField, renderProblem } from "./http/problem";
 import { bodyLimits } from "./http/body";
 import { registerOpenApi } from "./http/openapi";
@@ -55,13 +56,13 @@ export function createApp(): App {
   registerOpenApi(app);
   registerApiReference(app);
 
-  app.notFound((c) => renderProblem(new ProblemError("not_found", `No route ${c.req.method} ${new URL(c.req.url).pathname}.`), c.env.DOCS_URL, c.get("requestId")));
+  app.notFound((c) => renderProblem(new ProblemError("not_found", `No route ${c.req.method} ${new URL(c.req.url).pathname}.`), configOf(c.env).docsUrl, c.get("requestId")));
 
   app.onError((err, c) => {
     const problem = isProblemError(err) ? err : fromFrameworkError(err);
     // The problem document names the request id as the reference; this line is what it refers to.
     if (problem.status >= 500 && !isProblemError(err)) logError("unhandled error", err, { request_id: c.get("requestId") });
-    const res = renderProblem(problem, c.env.DOCS_URL, c.get("requestId"));
+    const res = renderProblem(problem, configOf(c.env).docsUrl, c.get("requestId"));
     // Headers set by earlier middleware (X-Request-Id, Service-Version) are re-applied by them after next().
     return res;
   });

@@ -2,7 +2,10 @@ import type { TenantGate } from "../durable-objects/tenant-gate";
 import type { Job } from "../durable-objects/job";
 import type { LiveCapture } from "../durable-objects/live-capture";
 
-/** The Worker's bindings, as declared in wrangler.toml (plus secrets). */
+/**
+ * The Worker's bindings, as declared in wrangler.toml (plus secrets). The variables are raw strings: code
+ * reads them through configOf(env) (src/config.ts), which validates them once.
+ */
 export interface Env {
   DIRECTORY: D1Database;
   DB_US: D1Database;
@@ -32,4 +35,12 @@ export interface Env {
   JWKS_INLINE?: string;
   /** Comma-separated hosts that URL inputs may reach over plain http: set only by the test configuration. */
   INSECURE_FETCH_HOSTS?: string;
+  /** Key material of list cursors (a secret); OPERATOR_TOKEN when unset. */
+  CURSOR_SECRET?: string;
+  /** Timings and capacity, unset in production (src/config.ts holds their defaults and rules). */
+  CHECK_ITEM_BUDGET_MS?: string;
+  CHECK_CAPACITY?: string;
+  CHECK_KEEPALIVE_MS?: string;
+  URL_FETCH_DEADLINE_MS?: string;
+  URL_FETCH_STALL_WINDOW_MS?: string;
 }

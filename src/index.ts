@@ -1,5 +1,7 @@
 import { createApp } from "./app";
+import { ConfigError, configOf } from "./config";
 import type { Env } from "./env";
+import { ProblemError, renderProblem } from "./http/problem";
 import { dispatchQueue } from "./queues/dispatch";
 import { sweepInboxes } from "./services/inbox";
 
@@ -9,12 +11,34 @@ export { LiveCapture } from "../durable-objects/live-capture";
 
 const app = createApp();
 
+/**
+ * A misconfigured service answers every request 500 with a problem document (the details go to the
+ * log, not to callers), before any handler runs on a half-valid configuration.
+ */
+function misconfigured(err: ConfigError, env: Env): Response {
+  console.error(err.message);
+  // DOCS_URL may itself be the bad value: then the problem type is the relative `/problems/internal_error`.
+  const docs = err.issues.some((i) => i.startsWith("DOCS_URL")) ? "" : env.DOCS_URL;
+  return renderProblem(new ProblemError("internal_error", "The service is misconfigured; the operator has been told why in its logs."), docs);
+}
+
 export default {
-  fetch: app.fetch,
+  fetch(request: Request, env: Env, ctx: ExecutionContext) {
+    try {
+      configOf(env);
+    } catch (err) {
+      if (err instanceof ConfigError) return misconfigured(err, env);
+      throw err;
+    }
+    return app.fetch(request, env, ctx);
+  },
   async queue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext): Promise<void> {
+    // Throws ConfigError before any message is touched: the batch is retried once the config is fixed.
+    configOf(env);
     await dispatchQueue(batch, env, ctx);
   },
   async scheduled(controller: ScheduledController, env: Env, _ctx: ExecutionContext): Promise<void> {
+    configOf(env);
     await sweepInboxes(env, new Date(controller.scheduledTime));
   },
 } satisfies ExportedHandler<Env>;

@@ -79,7 +79,7 @@ it("speed", async () => {
       return false;
     }
   })();
-  const policy = { thresholds: DEFAULT_THRESHOLDS, quality_floor: DEFAULT_QUALITY_FLOOR, min_references: 1 };
+  const policy = { thresholds: DEFAULT_THRESHOLDS, quality_floor: DEFAULT_QUALITY_FLOOR };
 
   const box = signatureBoxes(2480, 3508, 1)[0];
   const form = renderForm({ signatures: [{ writer, variant: 12, box }], width: 2480, height: 3508, seed: 5, stamp: true });

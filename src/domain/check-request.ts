@@ -4,7 +4,7 @@
  * item has something to compare with, and the normalised form the service stores with the job.
  */
 import { z } from "zod";
-import { ID_PATTERN, isValidId } from "../http/schemas";
+import { ID_PATTERN, isValidId } from "./ids";
 
 export const MAX_ITEMS = 100;
 export const MAX_ITEM_REFERENCES = 20;

@@ -2,7 +2,7 @@
  * The rules of enrolment (spec 2.1, 4.3, 8), free of HTTP and storage: which reference ids are
  * acceptable, the request limits, and which uploads are enrolled now versus queued.
  */
-import { isValidId } from "../http/schemas";
+import { isValidId } from "./ids";
 
 export const MAX_REFERENCE_FILES = 20;
 export const MAX_REFERENCE_BYTES = 20 * 1024 * 1024;

@@ -18,7 +18,9 @@ export const DEFAULT_MIN_REFERENCES = 1;
 /** A confirmed item is learned only when its score reaches this bar. */
 export const DEFAULT_LEARNING_MIN_SCORE = 0.8;
 
-export type Decision = "AUTO_APPROVE" | "APPROVE" | "FLAG" | "FAILED" | "UNREADABLE" | "NO_SIGNATURE";
+/** Every decision a check item can carry: the four score bands, then the two outcomes without a comparison. */
+export const DECISIONS = ["AUTO_APPROVE", "APPROVE", "FLAG", "FAILED", "UNREADABLE", "NO_SIGNATURE"] as const;
+export type Decision = (typeof DECISIONS)[number];
 
 export function decide(
   score: number,

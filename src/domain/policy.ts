@@ -59,6 +59,14 @@ export type PolicySpecInput = z.input<typeof PolicySpecSchema>;
 /** The built-in policy every tenant has as version 1 of `default`. */
 export const DEFAULT_POLICY_SPEC: PolicySpec = PolicySpecSchema.parse({});
 
+/** The parts of a policy one check applies to its scores; the verification core takes only these. */
+export type CheckPolicy = Pick<PolicySpec, "thresholds" | "quality_floor">;
+
+/** The minimum-references rule: a subject is checked only with at least min_references usable references. */
+export function hasEnoughReferences(spec: Pick<PolicySpec, "min_references">, usable: number): boolean {
+  return usable >= spec.min_references;
+}
+
 /** A published policy version. Versions are immutable. */
 export interface Policy {
   name: string;

@@ -2,9 +2,8 @@
  * Usage and its charge (spec 2.6 and part 8), free of storage: which decisions are billable, what a
  * period means, and the report built from per-day decision counts.
  */
-import type { Decision } from "./policy-defaults";
+import { DECISIONS, type Decision } from "./policy-defaults";
 
-export const DECISIONS: readonly Decision[] = ["AUTO_APPROVE", "APPROVE", "FLAG", "FAILED", "UNREADABLE", "NO_SIGNATURE"];
 export const BILLABLE_DECISIONS: readonly Decision[] = ["AUTO_APPROVE", "APPROVE", "FLAG", "FAILED"];
 /** $0.50 per billable check item, kept in cents so sums stay exact. */
 export const PRICE_PER_BILLABLE_CENTS = 50;

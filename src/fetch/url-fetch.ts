@@ -18,13 +18,14 @@ export interface FetchBudget {
 }
 
 export const FETCH_DEADLINE_MS = 60_000;
+export const STALL_WINDOW_MS = 10_000;
 
 export function newFetchBudget(overrides: Partial<FetchBudget> & { deadlineMs?: number } = {}): FetchBudget {
   const { deadlineMs, ...rest } = overrides;
   return {
     deadline: Date.now() + (deadlineMs ?? FETCH_DEADLINE_MS),
     stallBytes: 64 * 1024,
-    stallWindowMs: 10_000,
+    stallWindowMs: STALL_WINDOW_MS,
     maxBytes: 50 * 1024 * 1024,
     maxRedirects: 5,
     ...rest,

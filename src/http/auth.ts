@@ -1,8 +1,10 @@
 import type { MiddlewareHandler } from "hono";
 import type { Env } from "../env";
+import { configOf } from "../config";
 import { SESSION_TOKEN_PREFIX, parseApiKey, secretMatches } from "../domain/api-key";
 import { directory } from "../storage/directory";
-import { PERMISSIONS, type AppEnv, type Caller, type Permission } from "./context";
+import type { AppEnv } from "./context";
+import { PERMISSIONS, type Caller, type Permission } from "../domain/tenancy";
 import { JwtRejected, looksLikeJwt, verifyDashboardJwt } from "./jwt";
 import { ProblemError } from "./problem";
 import type { RouteRules } from "./route";
@@ -66,7 +68,7 @@ async function authenticateApiKey(env: Env, token: string): Promise<Caller> {
   const parsed = parseApiKey(token);
   if (!parsed) throw unauthorized("The API key is malformed.");
   // A key of another environment (svc_live_ sent to a test service) is simply not one of ours.
-  if (parsed.env !== env.API_KEY_ENV) throw unauthorized("The API key is not valid.");
+  if (parsed.env !== configOf(env).apiKeyEnv) throw unauthorized("The API key is not valid.");
   const key = await directory(env.DIRECTORY).getApiKey(parsed.keyId);
   // Unknown id and wrong secret read the same, and both hash the secret, so neither the answer nor its
   // timing reveals which key ids exist.

@@ -2,7 +2,8 @@ import type { MiddlewareHandler } from "hono";
 import { tenantGate } from "../../durable-objects/tenant-gate-client";
 import type { Env } from "../env";
 import { directory } from "../storage/directory";
-import type { AppEnv, BillingState, Org, Tenant } from "./context";
+import type { AppEnv } from "./context";
+import type { BillingState, Org, Tenant } from "../domain/tenancy";
 import { ProblemError } from "./problem";
 import type { RouteRules } from "./route";
 

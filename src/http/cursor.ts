@@ -1,24 +1,21 @@
-import type { Env } from "../env";
 import { ProblemError } from "./problem";
 
 /**
  * Opaque, tamper-evident list cursors. A cursor carries the name of the route that issued it and the
- * position after the last item returned, signed with HMAC-SHA256. The key is CURSOR_SECRET when set,
- * else derived from OPERATOR_TOKEN (HKDF), so no extra secret is needed to run the service.
+ * position after the last item returned, signed with HMAC-SHA256 under a key derived (HKDF) from the
+ * cursor secret: Config.cursorSecret, which is CURSOR_SECRET when set, else OPERATOR_TOKEN, so no extra
+ * secret is needed to run the service.
  *
  * A position is whatever the route needs to resume (for newest-first lists, typically the
  * created_at and id of the last item returned).
  */
 
-type CursorEnv = Pick<Env, "OPERATOR_TOKEN"> & { CURSOR_SECRET?: string };
-
 const encoder = new TextEncoder();
 const keys = new Map<string, Promise<CryptoKey>>();
 
 /** One HMAC key per secret, cached for the isolate. */
-function cursorKey(env: CursorEnv): Promise<CryptoKey> {
-  const secret = env.CURSOR_SECRET || env.OPERATOR_TOKEN;
-  if (!secret) throw new Error("cursor key: neither CURSOR_SECRET nor OPERATOR_TOKEN is set");
+function cursorKey(secret: string): Promise<CryptoKey> {
+  if (!secret) throw new Error("cursor key: the cursor secret is empty");
   let key = keys.get(secret);
   if (!key) {
     key = (async () => {
@@ -57,9 +54,9 @@ function invalidCursor(detail: string): ProblemError {
 }
 
 /** Issues a cursor for `route` (a stable name such as "GET /sig/checks?view=items") at `position`. */
-export async function encodeCursor(env: CursorEnv, route: string, position: unknown): Promise<string> {
+export async function encodeCursor(secret: string, route: string, position: unknown): Promise<string> {
   const payload = encoder.encode(JSON.stringify({ r: route, p: position }));
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", await cursorKey(env), payload));
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", await cursorKey(secret), payload));
   return `${toBase64Url(payload)}.${toBase64Url(mac)}`;
 }
 
@@ -67,12 +64,12 @@ export async function encodeCursor(env: CursorEnv, route: string, position: unkn
  * The position of a cursor that `route` issued. A forged or altered cursor, or one issued by another
  * route, is a 400 invalid_cursor naming `cursor`.
  */
-export async function decodeCursor<P = unknown>(env: CursorEnv, route: string, cursor: string): Promise<P> {
+export async function decodeCursor<P = unknown>(secret: string, route: string, cursor: string): Promise<P> {
   const [payloadPart, macPart, extra] = cursor.split(".");
   const payload = payloadPart !== undefined ? fromBase64Url(payloadPart) : null;
   const mac = macPart !== undefined ? fromBase64Url(macPart) : null;
   if (extra !== undefined || !payload || !mac || cursor.length > 4096) throw invalidCursor("is not a cursor issued by this route");
-  const valid = await crypto.subtle.verify("HMAC", await cursorKey(env), mac, payload);
+  const valid = await crypto.subtle.verify("HMAC", await cursorKey(secret), mac, payload);
   if (!valid) throw invalidCursor("is not a cursor issued by this route");
   let decoded: { r?: unknown; p?: unknown };
   try {

@@ -1,5 +1,6 @@
 import { createLocalJWKSet, createRemoteJWKSet, customFetch, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from "jose";
 import type { Env } from "../env";
+import { configOf } from "../config";
 
 /** Spec part 8: dashboard JWTs are at most 8192 bytes. */
 export const MAX_JWT_BYTES = 8192;
@@ -23,12 +24,13 @@ export function jwksFetchCount(): number {
 }
 
 function keySetFor(env: Env): JWTVerifyGetKey {
-  const source = env.JWKS_URL ? `url:${env.JWKS_URL}` : `inline:${env.JWKS_INLINE ?? ""}`;
-  const cacheKey = `${env.JWT_ISSUER}|${source}`;
+  const { issuer, jwksUrl, jwksInline } = configOf(env).jwt;
+  const source = jwksUrl ? `url:${jwksUrl}` : `inline:${JSON.stringify(jwksInline)}`;
+  const cacheKey = `${issuer}|${source}`;
   let keys = keySets.get(cacheKey);
   if (!keys) {
-    if (env.JWKS_URL) {
-      keys = createRemoteJWKSet(new URL(env.JWKS_URL), {
+    if (jwksUrl) {
+      keys = createRemoteJWKSet(new URL(jwksUrl), {
         timeoutDuration: 5000,
         cacheMaxAge: 10 * 60_000,
         [customFetch]: (url, init) => {
@@ -36,8 +38,8 @@ function keySetFor(env: Env): JWTVerifyGetKey {
           return fetch(url, init);
         },
       });
-    } else if (env.JWKS_INLINE) {
-      keys = createLocalJWKSet(JSON.parse(env.JWKS_INLINE));
+    } else if (jwksInline) {
+      keys = createLocalJWKSet(jwksInline as unknown as Parameters<typeof createLocalJWKSet>[0]);
     } else {
       throw new JwtRejected("Dashboard tokens are not configured on this service.");
     }
@@ -63,7 +65,7 @@ export async function verifyDashboardJwt(env: Env, token: string): Promise<Dashb
   try {
     ({ payload } = await jwtVerify(token, keySetFor(env), {
       algorithms: ["RS256"],
-      issuer: env.JWT_ISSUER,
+      issuer: configOf(env).jwt.issuer,
       requiredClaims: ["exp", "sub"],
     }));
   } catch (err) {
@@ -72,7 +74,8 @@ export async function verifyDashboardJwt(env: Env, token: string): Promise<Dashb
     throw new JwtRejected(code === "ERR_JWT_EXPIRED" ? "The token has expired." : "The token is invalid.");
   }
   const aud = payload.aud === undefined ? [] : Array.isArray(payload.aud) ? payload.aud : [payload.aud];
-  if (!aud.includes(env.JWT_AUDIENCE) && payload.client_id !== env.JWT_AUDIENCE) {
+  const audience = configOf(env).jwt.audience;
+  if (!aud.includes(audience) && payload.client_id !== audience) {
     throw new JwtRejected("The token was issued for another audience.");
   }
   const orgId = payload.org_id;

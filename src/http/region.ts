@@ -1,5 +1,6 @@
 import type { Env } from "../env";
-import type { RegionName } from "./context";
+import { configOf } from "../config";
+import type { RegionName } from "../domain/tenancy";
 
 export const REGIONS: readonly RegionName[] = ["us", "eu"];
 
@@ -7,16 +8,9 @@ export function isRegion(s: string): s is RegionName {
   return (REGIONS as readonly string[]).includes(s);
 }
 
-const parsed = new Map<string, Record<string, string>>();
-
-/** REGION_HOSTS parsed once per isolate (it is configuration, not request data). */
-export function regionHosts(env: Env): Record<string, string> {
-  let hosts = parsed.get(env.REGION_HOSTS);
-  if (!hosts) {
-    hosts = env.REGION_HOSTS ? (JSON.parse(env.REGION_HOSTS) as Record<string, string>) : {};
-    parsed.set(env.REGION_HOSTS, hosts);
-  }
-  return hosts;
+/** Each region's own host name (REGION_HOSTS, validated by the Config). */
+export function regionHosts(env: Env): Partial<Record<RegionName, string>> {
+  return configOf(env).regionHosts;
 }
 
 /** The region whose own address `host` is, or null for the global {base_url} (routed by key). */

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./context";
-import { newId } from "./ids";
+import { newId } from "../domain/ids";
 
 const CALLER_ID = /^[A-Za-z0-9._-]{1,128}$/;
 

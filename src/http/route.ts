@@ -1,5 +1,5 @@
 import { createRoute, z, type RouteConfig } from "@hono/zod-openapi";
-import type { CredentialKind, Permission } from "./context";
+import type { CredentialKind, Permission } from "../domain/tenancy";
 import { bodyRules } from "./body";
 import { pipelineFor } from "./pipeline";
 import { ProblemSchema } from "./schemas";

@@ -1,11 +1,7 @@
 import { z } from "@hono/zod-openapi";
+import { ID_PATTERN } from "../domain/ids";
 import { PROBLEM_CODES } from "./problem";
 
-/** Identifier rule of spec 2.1: 1 to 128 of [A-Za-z0-9._-], never "." or "..". */
-export const ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
-export function isValidId(s: string): boolean {
-  return ID_PATTERN.test(s) && s !== "." && s !== "..";
-}
 export const Identifier = z
   .string()
   .regex(ID_PATTERN, "must be 1 to 128 characters of [A-Za-z0-9._-]")

@@ -3,6 +3,7 @@ import { REGISTRY, latestVersion, versionProblem, versionStatus } from "../versi
 import { renderRouteForVersion, routeChangesIn } from "../versions/render";
 import type { VersionRegistry } from "../versions/types";
 import type { AppEnv } from "./context";
+import { configOf } from "../config";
 import { ProblemError, renderProblem } from "./problem";
 
 /** The current version of the interface. */
@@ -72,10 +73,10 @@ export function versioning(options: VersioningOptions = {}): MiddlewareHandler<A
       if (problem) {
         const res = renderProblem(
           new ProblemError("invalid_version", problem, { extensions: { errors: [{ field: VERSION_HEADER, message: problem }] } }),
-          c.env.DOCS_URL,
+          configOf(c.env).docsUrl,
           c.get("requestId"),
         );
-        stamp(res.headers, latest, c.env.DOCS_URL);
+        stamp(res.headers, latest, configOf(c.env).docsUrl);
         return res;
       }
       c.set("version", requested.trim());
@@ -101,11 +102,11 @@ export function versioning(options: VersioningOptions = {}): MiddlewareHandler<A
       c.res = new Response(JSON.stringify(body), { status: res.status, headers });
     }
     try {
-      stamp(c.res.headers, version, c.env.DOCS_URL);
+      stamp(c.res.headers, version, configOf(c.env).docsUrl);
     } catch {
       // A response passed through from fetch() has immutable headers: stamp a copy.
       const copy = new Response(c.res.body, c.res);
-      stamp(copy.headers, version, c.env.DOCS_URL);
+      stamp(copy.headers, version, configOf(c.env).docsUrl);
       c.res = undefined;
       c.res = copy;
     }

@@ -4,7 +4,8 @@ import { MAX_POLICY_BODY_BYTES, PolicySpecSchema, type Policy } from "../domain/
 import { notFound } from "../http/problem";
 import { AUTH_PROBLEMS, defineRoute, problems } from "../http/route";
 import { Identifier } from "../http/schemas";
-import { getLatestPolicy, getPolicyVersion, listLatestPolicies, publishPolicy } from "../storage/policies";
+import { getLatestPolicy, getPolicyVersion, listLatestPolicies } from "../storage/policies";
+import { services } from "../http/services";
 
 // Policy payloads: PolicySpec and the Policy members beyond name and version are designed here.
 
@@ -111,14 +112,8 @@ export function registerPolicyRoutes(app: App): void {
   });
 
   app.openapi(put, async (c) => {
-    const { org, store } = c.get("tenant");
     const { name } = c.req.valid("param");
-    const { created, policy } = await publishPolicy(store.db, org, {
-      name,
-      spec: c.req.valid("json"),
-      actor: c.get("caller").actor,
-      requestId: c.get("requestId"),
-    });
+    const { created, policy } = await services(c).policies.publish(name, c.req.valid("json"));
     if (!created) return c.json(policyJson(policy), 200);
     c.header("Location", `/sig/policies/${encodeURIComponent(name)}?version=${policy.version}`);
     return c.json(policyJson(policy), 201);

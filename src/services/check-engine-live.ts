@@ -36,7 +36,7 @@ export function liveCheckEngine(): VerificationEngine & CheckEngine {
           getCore(),
           bytes,
           model as ReferenceModel,
-          { thresholds: policy.thresholds, quality_floor: policy.quality_floor, min_references: 1 },
+          { thresholds: policy.thresholds, quality_floor: policy.quality_floor },
           { inputType: opts.inputType ?? undefined, target: opts.target ?? undefined },
           async (e) => {
             if (e.type === "quality") {

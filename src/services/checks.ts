@@ -6,19 +6,19 @@
 import { jobObject } from "../../durable-objects/job-client";
 import type { JobState } from "../../durable-objects/job";
 import type { Env } from "../env";
-import type { Org, RegionStore } from "../http/context";
+import type { Org, RegionStore } from "../domain/tenancy";
 import { ProblemError } from "../http/problem";
 import { countUsage } from "../http/billing";
 import { checkId, type JobMode } from "../domain/job";
 import type { NormalisedItem } from "../domain/check-request";
 import type { Policy } from "../domain/policy";
-import { canonicalJson } from "../domain/policy";
+import { canonicalJson, hasEnoughReferences, type PolicySpec } from "../domain/policy";
 import { isVerifyError } from "../verify/types";
 import { checksRepo } from "../storage/checks";
 import type { CheckItemRow, CheckJobRow } from "../storage/schema/checks";
 import { subjectsRepo } from "../storage/subjects";
 import { ensureModelCurrent } from "./enrolment";
-import type { CheckEngine, CheckEvent, CheckPolicy, VerificationEngine } from "./engine";
+import type { CheckEngine, CheckProgress, VerificationEngine } from "./engine";
 import { decidedResult, errorResult, storedResultOf, type ItemBasics, type ItemError, type StoredResult } from "./check-results";
 import { cropKey, inboxExpired, inboxExpiry, inboxPrefix, inputKey, itemReferenceKey } from "./inbox";
 import { NotEnoughReferences } from "./check-engine-live";
@@ -171,7 +171,7 @@ export async function enqueueItems(ctx: Pick<CheckContext, "env" | "org">, jobId
 export interface RunOptions {
   /** Epoch ms after which the item is abandoned at the next stage (inline checks only). */
   deadline?: number;
-  onEvent?: (e: CheckEvent) => void | Promise<void>;
+  onEvent?: (e: CheckProgress) => void | Promise<void>;
 }
 
 /**
@@ -302,11 +302,11 @@ async function evaluate(ctx: CheckContext, job: CheckJobRow, item: CheckItemRow,
   if (!obj) return errorResult(basics, { code: "input_expired", detail: "The item's input has expired from the job's inbox." });
   const bytes = new Uint8Array(await obj.arrayBuffer());
 
-  const policySpec = JSON.parse(job.policySpec) as CheckPolicy & { min_references: number };
+  const policySpec = JSON.parse(job.policySpec) as PolicySpec;
   const model = await modelFor(ctx, spec);
   checkpoint();
   if ("code" in model) return errorResult(basics, model, item.pageCount);
-  if (model.count < policySpec.min_references) {
+  if (!hasEnoughReferences(policySpec, model.count)) {
     return errorResult(
       basics,
       { code: "not_enough_references", detail: `The policy ${job.policy} needs ${policySpec.min_references} references; ${model.count} are usable.` },

@@ -1,11 +1,14 @@
 import type { Box } from "../verify/types";
+import type { CheckedSignature } from "../verify/pipeline";
+import type { CheckPolicy } from "../domain/policy";
 import type { RejectionReason } from "../domain/enrolment";
+import type { Decision } from "../domain/policy-defaults";
 
 /**
  * What enrolment and checks need from the verification core, as one seam: the routes and queue
  * consumers depend on this interface, and src/services/engine-live.ts binds it to src/verify.
  */
-export interface EnrolledReference {
+export interface EnrolmentAccepted {
   ok: true;
   /** Serialisable features of the located signature. */
   features: unknown;
@@ -14,7 +17,7 @@ export interface EnrolledReference {
   box: Box;
 }
 
-export interface RejectedReference {
+export interface EnrolmentRejected {
   ok: false;
   reason: RejectionReason;
   detail: string;
@@ -31,7 +34,7 @@ export interface VerificationEngine {
   /** Cheap structural check of a file (format, page count, declared size); throws VerifyError. */
   inspect(bytes: Uint8Array): Promise<{ format: string; pages: number }>;
   /** Locates the signature on the first page that has one, judges quality, extracts features. */
-  enrolReference(bytes: Uint8Array): Promise<EnrolledReference | RejectedReference>;
+  enrolReference(bytes: Uint8Array): Promise<EnrolmentAccepted | EnrolmentRejected>;
   /** Builds the per-subject reference model from the live references' features. */
   buildModel(refs: { refId: string; features: unknown }[]): Promise<ReferenceModelBuild>;
   /** A grey PNG of the first page, at most `maxSide` px on the long side. */
@@ -40,28 +43,17 @@ export interface VerificationEngine {
 
 // ---- checks ----------------------------------------------------------------------------------
 
-/** The parts of a policy a check applies. */
-export interface CheckPolicy {
-  thresholds: { auto_approve: number; approve: number; flag: number };
-  quality_floor: number;
-}
-
 export interface CheckDocumentOptions {
   inputType?: string | null;
   /** `page` is 1-based; `box` in page pixels. */
   target?: { page?: number; box?: Box } | null;
 }
 
-export interface CheckedSignature {
-  /** 0-based across the document, in reading order. */
-  index: number;
-  /** 1-based page number. */
-  page: number;
-  box: Box;
-  confidence: number;
-  /** Calibrated similarity of this signature in [0, 1]; null when it was not compared. */
-  score?: number | null;
-}
+/**
+ * A located signature as checks report it (index 0-based in reading order, page 1-based, box in page
+ * pixels), with its calibrated similarity in [0, 1]; score null or absent when it was not compared.
+ */
+export type ScoredSignature = Pick<CheckedSignature, "index" | "page" | "box" | "confidence"> & { score?: number | null };
 
 export interface CheckQuality {
   score: number;
@@ -70,18 +62,18 @@ export interface CheckQuality {
 }
 
 /** Progress of one check, in the order of spec 6.1 (the stream forwards them as events). */
-export type CheckEvent =
+export type CheckProgress =
   | { type: "quality"; quality: CheckQuality; page: number }
-  | { type: "located"; signatures: CheckedSignature[] }
+  | { type: "located"; signatures: ScoredSignature[] }
   | { type: "comparing"; referenceCount: number };
 
 export interface CheckedDocument {
-  decision: "AUTO_APPROVE" | "APPROVE" | "FLAG" | "FAILED" | "UNREADABLE" | "NO_SIGNATURE";
+  decision: Decision;
   /** Calibrated score in [0, 1] of the best-matching signature; null when nothing was compared. */
   score: number | null;
   pages: number;
   quality: CheckQuality | null;
-  signatures: CheckedSignature[];
+  signatures: ScoredSignature[];
   /** The signature that matched best and the reference it matched best. */
   best: { signatureIndex: number; refId: string; score: number } | null;
   /** Zones of the best signature that deviate most from that reference, in page pixels (deviation 1 = typical). */
@@ -101,7 +93,7 @@ export interface CheckEngine {
     model: unknown,
     policy: CheckPolicy,
     opts: CheckDocumentOptions,
-    onEvent?: (e: CheckEvent) => void | Promise<void>,
+    onEvent?: (e: CheckProgress) => void | Promise<void>,
   ): Promise<CheckedDocument>;
   /** Grey PNG crop of a located signature: 8% padding, at most 640 px on the long side. */
   signatureCrop(bytes: Uint8Array, page: number, box: Box): Promise<Uint8Array>;

@@ -4,9 +4,10 @@
  * rebuilds the subject's reference model whenever its live references change.
  */
 import { splitSyncAndQueued, type ReferenceOutcome, type ReferenceSource } from "../domain/enrolment";
-import type { RegionStore } from "../http/context";
-import { newId } from "../http/ids";
+import type { RegionStore } from "../domain/tenancy";
+import { newId } from "../domain/ids";
 import { ProblemError } from "../http/problem";
+import { unreadableInput } from "../http/verify-problem";
 import { isVerifyError } from "../verify/types";
 import { deletePrefix, modelKey, referenceFileKey, subjectPrefix } from "../storage/files";
 import { subjectsRepo } from "../storage/subjects";
@@ -52,20 +53,7 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
 
 /** Maps a file that cannot be read at all to its status: 415 for a format we do not take, else 422. */
 function unreadableFile(refId: string, err: unknown): ProblemError {
-  if (isVerifyError(err)) {
-    const field = `references.${refId}`;
-    if (err.code === "unsupported_format") {
-      return new ProblemError("unsupported_media_type", `${field}: ${err.message}. References must be PNG, JPEG, TIFF or PDF.`, {
-        extensions: { errors: [{ field, message: err.message }] },
-      });
-    }
-    if (err.code === "too_large") {
-      return new ProblemError("too_large", `${field}: ${err.message}.`);
-    }
-    return new ProblemError("unprocessable", `${field}: the file cannot be read (${err.code}: ${err.message}).`, {
-      extensions: { reason: err.code, errors: [{ field, message: err.message }] },
-    });
-  }
+  if (isVerifyError(err)) return unreadableInput(err, `references.${refId}`, "file", "References");
   throw err;
 }
 

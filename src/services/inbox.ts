@@ -5,7 +5,7 @@
  * sweep has run.
  */
 import type { Env } from "../env";
-import type { RegionName, RegionStore } from "../http/context";
+import type { RegionName, RegionStore } from "../domain/tenancy";
 import { deletePrefix } from "../storage/files";
 import { orgFilePrefix, regionStore } from "../storage/regions";
 import { checksRepo } from "../storage/checks";

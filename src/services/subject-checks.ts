@@ -1,4 +1,4 @@
-import type { RegionStore } from "../http/context";
+import type { RegionStore } from "../domain/tenancy";
 import { checksRepo } from "../storage/checks";
 import { renderResult, storedResultOf, type RenderedResult } from "./check-results";
 

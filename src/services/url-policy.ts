@@ -1,5 +1,6 @@
 import type { Env } from "../env";
-import type { Org } from "../http/context";
+import { configOf } from "../config";
+import type { Org } from "../domain/tenancy";
 import type { UrlPolicy } from "../fetch/url-policy";
 
 /**
@@ -7,6 +8,5 @@ import type { UrlPolicy } from "../fetch/url-policy";
  * the hosts in INSECURE_FETCH_HOSTS, which only the test configuration sets (its loopback document host).
  */
 export function urlPolicyOf(org: Org, env: Env): UrlPolicy {
-  const insecure = (env.INSECURE_FETCH_HOSTS ?? "").split(",").map((h) => h.trim()).filter(Boolean);
-  return { allowHosts: org.allowHosts, allowBuckets: org.allowBuckets, insecureHosts: insecure };
+  return { allowHosts: org.allowHosts, allowBuckets: org.allowBuckets, insecureHosts: configOf(env).insecureFetchHosts };
 }

@@ -1,4 +1,4 @@
-import { newId } from "../http/ids";
+import { newId } from "../domain/ids";
 
 export interface AuditEntry {
   orgId: string;

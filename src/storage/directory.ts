@@ -1,7 +1,7 @@
 import { and, desc, eq, isNull } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
-import type { BillingState, Org, Permission, RegionName } from "../http/context";
-import { newId } from "../http/ids";
+import type { BillingState, Org, Permission, RegionName } from "../domain/tenancy";
+import { newId } from "../domain/ids";
 import { apiKeys, orgs, type ApiKeyRow, type OrgRow } from "./schema/directory";
 
 /** What an organisation is created with (defaults applied by the caller's schema). */

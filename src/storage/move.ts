@@ -1,4 +1,4 @@
-import type { RegionStore } from "../http/context";
+import type { RegionStore } from "../domain/tenancy";
 import { REGIONAL_TABLES, orgFilePrefix } from "./regions";
 
 const BATCH = 50;

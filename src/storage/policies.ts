@@ -3,9 +3,7 @@ import {
   PolicySpecSchema,
   builtinDefaultPolicy,
   canonicalJson,
-  samePolicySpec,
   type Policy,
-  type PolicySpec,
 } from "../domain/policy";
 import { and, desc, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
@@ -70,48 +68,33 @@ export async function listLatestPolicies(db: D1Database, org: PolicyOwner): Prom
   return latest;
 }
 
-export interface PublishInput {
-  name: string;
-  spec: PolicySpec;
-  actor: string;
-  requestId?: string;
-}
-
 /**
- * Publishes a spec as the policy's next version unless it equals the latest (compared canonically).
- * The new version and its audit entry are written in one batch. Two publishers racing for the same
- * version number: the loser re-reads and either finds its spec already published or takes the next.
+ * Stores a new policy version and its audit entry in one batch. False when the version number is
+ * already taken (another publisher won the race); the caller re-reads and decides (services/policies.ts).
  */
-export async function publishPolicy(db: D1Database, org: PolicyOwner, input: PublishInput): Promise<{ created: boolean; policy: Policy }> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const latest = await getLatestPolicy(db, org, input.name);
-    if (latest && samePolicySpec(latest.spec, input.spec)) return { created: false, policy: latest };
-    const policy: Policy = {
-      name: input.name,
-      version: (latest?.version ?? 0) + 1,
-      spec: input.spec,
-      createdAt: new Date().toISOString(),
-      createdBy: input.actor,
-      builtin: false,
-    };
-    try {
-      await db.batch([
-        db
-          .prepare("INSERT INTO policies (org_id, name, version, spec, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)")
-          .bind(org.id, policy.name, policy.version, canonicalJson(policy.spec), policy.createdBy, policy.createdAt),
-        auditStatement(db, {
-          orgId: org.id,
-          actor: input.actor,
-          action: "policy.update",
-          target: `policy:${policy.name}`,
-          detail: { version: policy.version, previous_version: latest?.version ?? null },
-          requestId: input.requestId,
-        }),
-      ]);
-      return { created: true, policy };
-    } catch (err) {
-      if (!/UNIQUE|PRIMARY KEY|constraint/i.test(String(err))) throw err;
-    }
+export async function insertPolicyVersion(
+  db: D1Database,
+  org: PolicyOwner,
+  policy: Policy,
+  audit: { actor: string; requestId?: string; previousVersion: number | null },
+): Promise<boolean> {
+  try {
+    await db.batch([
+      db
+        .prepare("INSERT INTO policies (org_id, name, version, spec, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+        .bind(org.id, policy.name, policy.version, canonicalJson(policy.spec), policy.createdBy, policy.createdAt),
+      auditStatement(db, {
+        orgId: org.id,
+        actor: audit.actor,
+        action: "policy.update",
+        target: `policy:${policy.name}`,
+        detail: { version: policy.version, previous_version: audit.previousVersion },
+        requestId: audit.requestId,
+      }),
+    ]);
+    return true;
+  } catch (err) {
+    if (/UNIQUE|PRIMARY KEY|constraint/i.test(String(err))) return false;
+    throw err;
   }
-  throw new Error(`policy ${input.name}: could not publish after repeated concurrent updates`);
 }

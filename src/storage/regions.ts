@@ -1,5 +1,5 @@
 import type { Env } from "../env";
-import type { RegionName, RegionStore } from "../http/context";
+import type { RegionName, RegionStore } from "../domain/tenancy";
 
 /** The storage of one region: its D1 database and its R2 bucket. */
 export function regionStore(env: Env, region: RegionName): RegionStore {

@@ -11,6 +11,7 @@
  * routes map them to item errors.
  */
 import { decide, type Decision } from "../domain/policy-defaults";
+import type { CheckPolicy } from "../domain/policy";
 import type { Core } from "./core";
 import { openDocument } from "./decode";
 import { extractFeatures, type SignatureFeatures } from "./features";
@@ -218,13 +219,10 @@ export async function enrolReference(core: Core, bytes: Uint8Array, opts: EnrolO
 // ---------------------------------------------------------------------------------------------------------
 // Checks
 
-export interface CheckPolicy {
-  thresholds: { auto_approve: number; approve: number; flag: number };
-  quality_floor: number;
-  min_references: number;
-}
-
-/** The subject has fewer usable references than the policy asks for: an item error, not a decision. */
+/**
+ * The model holds no usable (non-outlier) reference, so nothing can be compared with. The policy's
+ * min_references rule (domain/policy.ts hasEnoughReferences) is applied by the caller, before decoding.
+ */
 export class InsufficientReferencesError extends Error {
   readonly code = "insufficient_references";
   constructor(readonly have: number, readonly need: number) {
@@ -276,7 +274,7 @@ export async function checkDocument(
   onEvent?: (e: CheckEvent) => void | Promise<void>,
 ): Promise<CheckOutcome> {
   const active = model.refs.filter((r) => !r.outlier).length;
-  if (active < Math.max(1, policy.min_references)) throw new InsufficientReferencesError(active, Math.max(1, policy.min_references));
+  if (active < 1) throw new InsufficientReferencesError(active, 1);
 
   const a = await analyseDocument(bytes, { ...opts, qualityFloor: policy.quality_floor }, onEvent);
   const base = {

@@ -5,6 +5,7 @@
 import { expect } from "vitest";
 import { api } from "./tenant";
 import { referencesForm, signaturePng } from "./signatures";
+import { until } from "./wait";
 
 export interface CheckResultBody {
   check_id: string;
@@ -66,17 +67,17 @@ export function postCheck(key: string, body: FormData | object, opts: { idem?: s
     : api("/sig/checks", { method: "POST", key, json: body, headers });
 }
 
-/** Polls GET /sig/checks/{job_id} until the job has finished (completed, failed or rejected). */
-export async function waitForJob(key: string, jobId: string, query = "", timeoutMs = 25_000): Promise<JobBody> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await api(`/sig/checks/${jobId}${query}`, { key });
-    expect(res.status).toBe(200);
-    const job = (await res.json()) as JobBody;
-    if (["completed", "failed", "rejected"].includes(job.status)) return job;
-    if (Date.now() > until) throw new Error(`job ${jobId} still ${job.status} (${job.completed_items}/${job.item_count})`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
+/** Reads GET /sig/checks/{job_id} until the job has finished (completed, failed or rejected). */
+export async function waitForJob(key: string, jobId: string, query = ""): Promise<JobBody> {
+  return until(
+    async () => {
+      const res = await api(`/sig/checks/${jobId}${query}`, { key });
+      expect(res.status).toBe(200);
+      return (await res.json()) as JobBody;
+    },
+    (job) => ["completed", "failed", "rejected"].includes(job.status),
+    { what: `job ${jobId} to finish`, tries: 200, pauseMs: 150 },
+  );
 }
 
 export async function expectProblem(res: Response, status: number, code?: string): Promise<Record<string, any>> {

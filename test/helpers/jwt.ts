@@ -8,7 +8,7 @@
  */
 import { env } from "cloudflare:workers";
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey } from "jose";
-import type { Permission } from "../../src/http/context";
+import type { Permission } from "../../src/domain/tenancy";
 import { publishJwk } from "./outside";
 
 export interface SigningKey {

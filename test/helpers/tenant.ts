@@ -7,7 +7,7 @@
  *   const res2 = await api("/sig/policies/x", { method: "PUT", key: apiKey, json: { ... } });
  */
 import { env, exports } from "cloudflare:workers";
-import { PERMISSIONS, type BillingState, type Permission, type RegionName } from "../../src/http/context";
+import { PERMISSIONS, type BillingState, type Permission, type RegionName } from "../../src/domain/tenancy";
 
 /** The global address ({base_url}): requests are routed by the key's organisation. */
 export const BASE = "https://api.countersign.localhost";

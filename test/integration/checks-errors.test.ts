@@ -132,10 +132,17 @@ describe("URL inputs", () => {
 
   it("fetch_failed with reason body_stalled when the body stalls", async () => {
     const path = uniquePath("stall.png");
+    // 1000 bytes, then nothing for far longer than the (injected, short) stall window.
     await registerOutside(path, { headers: { "content-type": "image/png" }, chunks: [{ size: 1000 }], stall: true, stall_ms: 15_000 });
-    const problem = await expectProblem(await postCheck(org.apiKey, { items: [{ file: { url: outsideUrl(path) }, subject_reference: "alice" }] }), 502, "fetch_failed");
-    expect(problem.reason).toBe("body_stalled");
-  }, 30_000);
+    settings.URL_FETCH_STALL_WINDOW_MS = "200";
+    try {
+      const problem = await expectProblem(await postCheck(org.apiKey, { items: [{ file: { url: outsideUrl(path) }, subject_reference: "alice" }] }), 502, "fetch_failed");
+      expect(problem.reason).toBe("body_stalled");
+      expect(problem.detail).toContain("per 0.2 s");
+    } finally {
+      delete settings.URL_FETCH_STALL_WINDOW_MS;
+    }
+  });
 });
 
 describe("reading jobs", () => {

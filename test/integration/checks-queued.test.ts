@@ -8,6 +8,7 @@ import { api, createOrg, type CreatedOrg } from "../helpers/tenant";
 import { signaturePng } from "../helpers/signatures";
 import { blankPage, encodePng } from "../fixtures/generator";
 import { checkForm, enrolWriter, expectProblem, postCheck, waitForJob, type CheckResultBody, type JobBody } from "../helpers/checks";
+import { until } from "../helpers/wait";
 
 let org: CreatedOrg;
 const WRITER = 11;
@@ -133,8 +134,8 @@ describe("queued checks", () => {
     const done = await waitForJob(org.apiKey, "race-1");
     expect(done).toMatchObject({ status: "completed", completed_items: 2 });
     expect(done.results).toHaveLength(2);
-    await new Promise((r) => setTimeout(r, 1500));
-    const after = await usage();
+    // The last delivery to settle counts its item after the job reads completed: wait for the count itself.
+    const after = await until(usage, (u) => u.checks - before.checks >= 2, { what: "both items to be counted" });
     expect(after.checks - before.checks).toBe(2);
   });
 

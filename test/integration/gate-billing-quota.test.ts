@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { assertBilling, assertQuota, countUsage, effectiveBilling, secondsUntilNextUtcMonth } from "../../src/http/billing";
-import type { Org } from "../../src/http/context";
+import type { Org } from "../../src/domain/tenancy";
 import { ProblemError } from "../../src/http/problem";
 import { directory } from "../../src/storage/directory";
 import { api, createOrg, type CreateOrgOptions } from "../helpers/tenant";

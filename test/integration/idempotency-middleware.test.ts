@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS } from "../../durable-objects/tenant-gate";
 import { tenantGate } from "../../durable-objects/tenant-gate-client";
 import { bodyLimits } from "../../src/http/body";
-import type { AppEnv, Caller, Tenant } from "../../src/http/context";
+import type { AppEnv } from "../../src/http/context";
+import type { Caller, Tenant } from "../../src/domain/tenancy";
 import { idempotency, idempotencyOf } from "../../src/http/idempotency";
 import { ProblemError, isProblemError, renderProblem } from "../../src/http/problem";
 import { requestId } from "../../src/http/request-id";
@@ -22,6 +23,9 @@ function testApp() {
   const org = { id: `org_idem_${++orgCounter}_${Date.now()}`, region: "us" as const, pinnedVersion: "2026-09-27" };
   const runs: Record<string, number> = {};
   const gates: Record<string, () => void> = {};
+  // Resolves when a request is parked in the slow handler: tests wait on that event, not on a clock.
+  let parked!: () => void;
+  const slowEntered = new Promise<void>((resolve) => (parked = resolve));
   const app = new Hono<AppEnv>();
   app.use("*", requestId());
   app.use("*", versioning());
@@ -50,7 +54,10 @@ function testApp() {
   });
   app.post("/idem/slow", async (c) => {
     count("slow");
-    await new Promise<void>((resolve) => (gates.slow = resolve));
+    await new Promise<void>((resolve) => {
+      gates.slow = resolve;
+      parked();
+    });
     return c.json({ done: true }, 200);
   });
   app.post("/idem/busy", async (c) => {
@@ -80,7 +87,7 @@ function testApp() {
     }
     return app.request(path, { method: "POST", headers, body }, env);
   };
-  return { post, runs, gates, org };
+  return { post, runs, gates, slowEntered, org };
 }
 
 type Problem = { code: string; detail: string; errors?: { field: string }[]; job_id?: string; status_url?: string };
@@ -116,9 +123,9 @@ describe("Idempotency-Key", () => {
   });
 
   it("answers 409 idempotency_in_progress while the first request runs", async () => {
-    const { post, runs, gates } = testApp();
+    const { post, runs, gates, slowEntered } = testApp();
     const first = post("/idem/slow", { key: "k-3", json: {} });
-    while (!gates.slow) await new Promise((r) => setTimeout(r, 5));
+    await slowEntered;
     const second = await post("/idem/slow", { key: "k-3", json: {} });
     expect(second.status).toBe(409);
     expect(((await second.json()) as Problem).code).toBe("idempotency_in_progress");
@@ -130,12 +137,14 @@ describe("Idempotency-Key", () => {
   });
 
   it("two concurrent requests with one key: one runs, the other is told it is in progress", async () => {
-    const { post, runs, gates } = testApp();
-    const both = Promise.all([post("/idem/slow", { key: "k-race", json: {} }), post("/idem/slow", { key: "k-race", json: {} })]);
-    while (!gates.slow) await new Promise((r) => setTimeout(r, 5));
-    // One of them is parked in the handler; release it once the other has answered.
-    setTimeout(() => gates.slow(), 50);
-    const statuses = (await both).map((r) => r.status).sort();
+    const { post, runs, gates, slowEntered } = testApp();
+    const requests = [post("/idem/slow", { key: "k-race", json: {} }), post("/idem/slow", { key: "k-race", json: {} })];
+    await slowEntered;
+    // One of them is parked in the handler, so the first to answer is the other; release the parked one after it.
+    const firstAnswer = await Promise.race(requests);
+    expect(firstAnswer.status).toBe(409);
+    gates.slow();
+    const statuses = (await Promise.all(requests)).map((r) => r.status).sort();
     expect(statuses).toEqual([200, 409]);
     expect(runs.slow).toBe(1);
   });

@@ -25,7 +25,7 @@ import {
   toPdf,
 } from "../fixtures/generator";
 
-const policy = { thresholds: DEFAULT_THRESHOLDS, quality_floor: DEFAULT_QUALITY_FLOOR, min_references: 1 };
+const policy = { thresholds: DEFAULT_THRESHOLDS, quality_floor: DEFAULT_QUALITY_FLOOR };
 const writer = makeWriter(3);
 const W = 1240;
 const H = 1754;
@@ -141,9 +141,10 @@ describe("checkDocument", () => {
     await expect(analyseDocument(pdf, { inputType: "form", target: { page: 3 }, qualityFloor: DEFAULT_QUALITY_FLOOR })).rejects.toMatchObject({ code: "page_out_of_range" });
   });
 
-  it("refuses a model with fewer usable references than the policy needs", async () => {
+  it("refuses a model whose every reference is an outlier: nothing is left to compare with", async () => {
     const form = signedForm(6);
-    await expect(checkDocument(getCore(), encodeJpeg(form.raster), model, { ...policy, min_references: 5 }, { inputType: "form" })).rejects.toBeInstanceOf(
+    const allOutliers: ReferenceModel = { ...model, refs: model.refs.map((r) => ({ ...r, outlier: true })) };
+    await expect(checkDocument(getCore(), encodeJpeg(form.raster), allOutliers, policy, { inputType: "form" })).rejects.toBeInstanceOf(
       InsufficientReferencesError,
     );
   });

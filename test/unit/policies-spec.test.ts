@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_POLICY_SPEC, PolicySpecSchema, canonicalJson, samePolicySpec } from "../../src/domain/policy";
+import { DEFAULT_POLICY_SPEC, PolicySpecSchema, canonicalJson, hasEnoughReferences, samePolicySpec } from "../../src/domain/policy";
 import { DEFAULT_LEARNING_MIN_SCORE, DEFAULT_MIN_REFERENCES, DEFAULT_QUALITY_FLOOR, DEFAULT_THRESHOLDS, decide } from "../../src/domain/policy-defaults";
 
 describe("PolicySpec", () => {
@@ -38,5 +38,13 @@ describe("PolicySpec", () => {
     expect(samePolicySpec(a, DEFAULT_POLICY_SPEC)).toBe(true);
     expect(samePolicySpec(a, { ...a, quality_floor: 0.36 })).toBe(false);
     expect(canonicalJson({ b: 1, a: { d: -0, c: [2, 1] } })).toBe('{"a":{"c":[2,1],"d":0},"b":1}');
+  });
+
+  it("checks a subject only when it has at least min_references usable references", () => {
+    const spec = PolicySpecSchema.parse({ min_references: 3 });
+    expect(hasEnoughReferences(spec, 2)).toBe(false);
+    expect(hasEnoughReferences(spec, 3)).toBe(true);
+    expect(hasEnoughReferences(DEFAULT_POLICY_SPEC, 0)).toBe(false);
+    expect(hasEnoughReferences(DEFAULT_POLICY_SPEC, 1)).toBe(true);
   });
 });

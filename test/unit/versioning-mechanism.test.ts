@@ -1,7 +1,8 @@
 import { Hono } from "hono";
-import { exports } from "cloudflare:workers";
+import { env as workerEnv, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { AppEnv, Tenant } from "../../src/http/context";
+import type { AppEnv } from "../../src/http/context";
+import type { Tenant } from "../../src/domain/tenancy";
 import { ProblemError, isProblemError, renderProblem } from "../../src/http/problem";
 import { requestId } from "../../src/http/request-id";
 import { pinnedVersion, versioning } from "../../src/http/versioning";
@@ -59,7 +60,8 @@ function testApp() {
     throw new ProblemError("not_found", "nothing here");
   });
   app.onError((err, c) => renderProblem(isProblemError(err) ? err : new ProblemError("internal_error", "x"), DOCS, c.get("requestId")));
-  const env = { DOCS_URL: DOCS };
+  // The Worker's own (valid) environment, with this test's docs address: middleware reads it through configOf.
+  const env = { ...workerEnv, DOCS_URL: DOCS };
   return (path: string, headers: Record<string, string> = {}) => app.request(path, { headers }, env);
 }
 

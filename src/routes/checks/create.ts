@@ -7,15 +7,16 @@ import { defineRoute, problems } from "../../http/route";
 import { ProblemError, invalidField, problemDocument } from "../../http/problem";
 import { assertQuota } from "../../http/billing";
 import { idempotencyOf, IDEMPOTENCY_HEADER } from "../../http/idempotency";
-import { newId } from "../../http/ids";
+import { newId } from "../../domain/ids";
 import { chooseMode, type JobMode } from "../../domain/job";
 import { jobIdFromKey } from "../../domain/check-request";
 import { DEFAULT_POLICY_NAME } from "../../domain/policy";
 import { getLatestPolicy } from "../../storage/policies";
-import { BudgetExceeded, createJob, discardJob, enqueueItems, runItem, type CheckContext, type RunOptions } from "../../services/checks";
-import { renderResult, type StoredResult } from "../../services/check-results";
-import { checkSettings, inlineSlots } from "../../services/check-capacity";
-import { liveCheckEngine } from "../../services/check-engine-live";
+import { createJob } from "../../services/checks";
+import { renderResult } from "../../services/check-results";
+import type { CheckRuns } from "../../services/check-runs";
+import { configOf } from "../../config";
+import { services } from "../../http/services";
 import { parseCheckBody, prepareItems } from "./inputs";
 import { CheckAccepted, CheckRequestDoc, CheckResultSchema } from "./schemas";
 import { logError } from "../../util/log";
@@ -100,7 +101,7 @@ export function registerCreateCheck(app: App): void {
     const tenant = c.get("tenant");
     const caller = c.get("caller");
     const wantsStream = (c.req.header("Accept") ?? "").toLowerCase().includes("text/event-stream");
-    const engine = liveCheckEngine();
+    const { engine, checkContext: ctx, checkRuns } = services(c);
 
     const body = await parseCheckBody(c, () => c.req.valid("json" as never));
     assertSessionRules(c, wantsStream, body);
@@ -126,66 +127,32 @@ export function registerCreateCheck(app: App): void {
 
     const prepared = await prepareItems(engine, body);
     const mode: JobMode = chooseMode(wantsStream, prepared.map((p) => p.pages))!;
-    const ctx: CheckContext = { env: c.env, org: tenant.org, store: tenant.store, engine };
     await createJob(ctx, { jobId, mode, policy, metadata: body.request.metadata ?? null, actor: caller.actor, items: prepared });
 
     if (mode === "queued") {
-      try {
-        await enqueueItems(ctx, jobId, prepared.map((p) => p.item.index));
-      } catch (err) {
-        // Without its messages the job would wait forever: take it back out.
-        logError("check queue unavailable", err, { job_id: jobId });
-        await discardJob(ctx, jobId);
-        throw new ProblemError("unavailable", "The check queue is unavailable; nothing was kept. Retry the request.", { headers: { "Retry-After": "5" } });
-      }
+      await checkRuns.enqueueJob(jobId, prepared.map((p) => p.item.index));
       const url = statusUrl(c, jobId);
       return c.json({ job_id: jobId, status: "queued" as const, item_count: prepared.length, status_url: url }, 202, { Location: url });
     }
-    if (mode === "stream") return streamCheck(c, ctx, jobId);
-    return inlineCheck(c, ctx, jobId);
+    if (mode === "stream") return streamCheck(c, checkRuns, jobId);
+    return inlineCheck(c, checkRuns, jobId);
   });
 }
 
-type Inline = { kind: "done"; result: StoredResult } | { kind: "busy" } | { kind: "timeout" } | { kind: "failed"; error: unknown };
-
-/** Runs item 0 inline within its budget; anything else hands it to the queue. */
-async function runInline(c: Context<AppEnv>, ctx: CheckContext, jobId: string, onEvent?: RunOptions["onEvent"]): Promise<Inline> {
-  const settings = checkSettings(c.env);
-  const deadline = Date.now() + settings.itemBudgetMs;
-  const release = await inlineSlots.acquire(settings.capacity, deadline);
-  if (!release) return { kind: "busy" };
-  const run = runItem(ctx, jobId, 0, { deadline, onEvent }).finally(release);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<Inline>((resolve) => {
-    timer = setTimeout(() => resolve({ kind: "timeout" }), Math.max(0, deadline - Date.now()));
-  });
-  const outcome = await Promise.race([
-    run.then(
-      (result): Inline => ({ kind: "done", result }),
-      (error): Inline => (error instanceof BudgetExceeded ? { kind: "timeout" } : { kind: "failed", error }),
-    ),
-    expired,
-  ]);
-  if (timer !== undefined) clearTimeout(timer);
-  // A run that lost the race stops at its next stage, or stores its result if it was past the last one.
-  c.executionCtx.waitUntil(run.then(() => undefined, () => undefined));
-  return outcome;
-}
-
-async function inlineCheck(c: Context<AppEnv>, ctx: CheckContext, jobId: string) {
-  const outcome = await runInline(c, ctx, jobId);
+async function inlineCheck(c: Context<AppEnv>, checkRuns: CheckRuns, jobId: string) {
+  const outcome = await checkRuns.runInline(jobId);
   if (outcome.kind === "done") return c.json(renderResult(outcome.result, new URL(c.req.url).origin), 200);
   if (outcome.kind === "failed") logError("inline check failed; queued", outcome.error, { job_id: jobId });
-  await enqueueItems(ctx, jobId, [0]);
+  await checkRuns.handOff(jobId);
   // The job exists and goes on: this answer is a committed outcome, replayed for the same key.
   idempotencyOf(c)?.commitOutcome();
   throw continuing(outcome.kind === "timeout" ? "timeout" : "busy", c, jobId);
 }
 
-function streamCheck(c: Context<AppEnv>, ctx: CheckContext, jobId: string) {
-  const docs = c.env.DOCS_URL;
+function streamCheck(c: Context<AppEnv>, checkRuns: CheckRuns, jobId: string) {
+  const docs = configOf(c.env).docsUrl;
   const requestId = c.get("requestId");
-  const keepAliveMs = checkSettings(c.env).keepAliveMs;
+  const keepAliveMs = configOf(c.env).checks.keepAliveMs;
   // A stream cannot be replayed: a retry of its key points at the job instead.
   const marked = idempotencyOf(c)?.markNotReplayable(jobId);
   return streamSSE(
@@ -197,7 +164,7 @@ function streamCheck(c: Context<AppEnv>, ctx: CheckContext, jobId: string) {
       }, keepAliveMs);
       try {
         await stream.writeSSE({ event: "received", data: JSON.stringify({ job_id: jobId }) });
-        const outcome = await runInline(c, ctx, jobId, async (e) => {
+        const outcome = await checkRuns.runInline(jobId, async (e) => {
           if (e.type === "quality") await stream.writeSSE({ event: "quality", data: JSON.stringify({ page: e.page, ...e.quality }) });
           else if (e.type === "located") await stream.writeSSE({ event: "located", data: JSON.stringify({ signatures: e.signatures }) });
           else await stream.writeSSE({ event: "comparing", data: JSON.stringify({ reference_count: e.referenceCount }) });
@@ -207,7 +174,7 @@ function streamCheck(c: Context<AppEnv>, ctx: CheckContext, jobId: string) {
           return;
         }
         if (outcome.kind === "failed") logError("streamed check failed; queued", outcome.error, { job_id: jobId });
-        await enqueueItems(ctx, jobId, [0]);
+        await checkRuns.handOff(jobId);
         const problem = continuing(outcome.kind === "timeout" ? "timeout" : "busy", c, jobId);
         await stream.writeSSE({ event: "error", data: JSON.stringify(problemDocument(problem, docs, requestId)) });
       } finally {
@@ -216,7 +183,7 @@ function streamCheck(c: Context<AppEnv>, ctx: CheckContext, jobId: string) {
     },
     async (err, stream) => {
       logError("check stream failed; queued", err, { job_id: jobId });
-      await enqueueItems(ctx, jobId, [0]).catch(() => undefined);
+      await checkRuns.handOff(jobId).catch(() => undefined);
       const problem = new ProblemError("internal_error", "The stream failed; read the job for its outcome.", {
         extensions: { job_id: jobId, status_url: statusUrl(c, jobId) },
       });

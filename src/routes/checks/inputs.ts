@@ -10,7 +10,7 @@ import { ProblemError, invalidField } from "../../http/problem";
 import { mediaType, readMultipart, unsupportedMediaType } from "../../http/multipart";
 import { fetchDocument, newFetchBudget } from "../../fetch/url-fetch";
 import { urlPolicyOf } from "../../services/url-policy";
-import { checkSettings } from "../../services/check-capacity";
+import { configOf } from "../../config";
 import {
   CheckRequestSchema,
   MAX_DOCUMENT_BYTES,
@@ -22,6 +22,7 @@ import {
   type NormalisedItem,
 } from "../../domain/check-request";
 import { isVerifyError } from "../../verify/types";
+import { unreadableInput } from "../../http/verify-problem";
 import type { VerificationEngine } from "../../services/engine";
 import type { PreparedInput, PreparedItem } from "../../services/checks";
 
@@ -90,7 +91,8 @@ export async function parseCheckBody(c: Context<AppEnv>, validJson: () => unknow
     const normal = normaliseRequest(parsed.data, false);
     if ("problem" in normal) throw invalidField(normal.problem.field, normal.problem.message);
     const policy = urlPolicyOf(c.get("tenant").org, c.env);
-    const budget = newFetchBudget({ maxBytes: MAX_DOCUMENT_BYTES, deadlineMs: checkSettings(c.env).fetchDeadlineMs });
+    const { deadlineMs, stallWindowMs } = configOf(c.env).urlFetch;
+    const budget = newFetchBudget({ maxBytes: MAX_DOCUMENT_BYTES, deadlineMs, stallWindowMs });
     const fetches = new Map<string, Promise<PreparedInput>>();
     return {
       request: parsed.data,
@@ -142,13 +144,6 @@ async function inspect(engine: VerificationEngine, bytes: Uint8Array, field: str
     return (await engine.inspect(bytes)).pages;
   } catch (err) {
     if (!isVerifyError(err)) throw err;
-    const errors = [{ field, message: err.message }];
-    if (err.code === "unsupported_format") {
-      throw new ProblemError("unsupported_media_type", `${field}: ${err.message}. Documents must be PNG, JPEG, TIFF or PDF.`, { extensions: { errors } });
-    }
-    if (err.code === "too_large") throw new ProblemError("too_large", `${field}: ${err.message}.`, { extensions: { errors } });
-    throw new ProblemError("unprocessable", `${field}: the document cannot be read (${err.code}: ${err.message}).`, {
-      extensions: { reason: err.code, errors },
-    });
+    throw unreadableInput(err, field, "document", "Documents");
   }
 }

@@ -3,8 +3,9 @@ import type { App } from "../../app";
 import { defineRoute, problems } from "../../http/route";
 import { invalidField } from "../../http/problem";
 import { decodeCursor, encodeCursor } from "../../http/cursor";
+import { configOf } from "../../config";
 import { Identifier } from "../../http/schemas";
-import { DECISIONS } from "../../domain/usage";
+import { DECISIONS } from "../../domain/policy-defaults";
 import { JOB_STATUSES } from "../../domain/job";
 import { listItems, listJobs, summariseItems, type ItemFilters, type ItemPosition, type JobPosition } from "../../storage/check-lists";
 import { renderResult, storedResultOf } from "../../services/check-results";
@@ -114,20 +115,20 @@ export function registerListChecks(app: App): void {
     }
 
     if (query.view === "items") {
-      const after = query.cursor ? await decodeCursor<ItemPosition>(c.env, ITEMS_CURSOR, query.cursor) : null;
+      const after = query.cursor ? await decodeCursor<ItemPosition>(configOf(c.env).cursorSecret, ITEMS_CURSOR, query.cursor) : null;
       const rows = await listItems(db, tenant.org.id, filters, after, limit + 1);
       const page = rows.slice(0, limit);
       const last = page.at(-1);
       return c.json(
         {
           items: page.map((r) => renderResult(storedResultOf(r)!, origin, { metadata: false })),
-          next_cursor: rows.length > limit && last ? await encodeCursor(c.env, ITEMS_CURSOR, { c: last.createdAt, j: last.jobId, i: last.itemIndex } satisfies ItemPosition) : null,
+          next_cursor: rows.length > limit && last ? await encodeCursor(configOf(c.env).cursorSecret, ITEMS_CURSOR, { c: last.createdAt, j: last.jobId, i: last.itemIndex } satisfies ItemPosition) : null,
         },
         200,
       );
     }
 
-    const after = query.cursor ? await decodeCursor<JobPosition>(c.env, JOBS_CURSOR, query.cursor) : null;
+    const after = query.cursor ? await decodeCursor<JobPosition>(configOf(c.env).cursorSecret, JOBS_CURSOR, query.cursor) : null;
     const rows = await listJobs(db, tenant.org.id, { since: filters.since, until: filters.until, status: query.status, source: query.source }, after, limit + 1);
     const page = rows.slice(0, limit);
     const last = page.at(-1);
@@ -144,7 +145,7 @@ export function registerListChecks(app: App): void {
           completed_at: j.completedAt,
           status_url: `${origin}/sig/checks/${j.jobId}`,
         })),
-        next_cursor: rows.length > limit && last ? await encodeCursor(c.env, JOBS_CURSOR, { c: last.createdAt, j: last.jobId } satisfies JobPosition) : null,
+        next_cursor: rows.length > limit && last ? await encodeCursor(configOf(c.env).cursorSecret, JOBS_CURSOR, { c: last.createdAt, j: last.jobId } satisfies JobPosition) : null,
       },
       200,
     );

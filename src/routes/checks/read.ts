@@ -9,8 +9,8 @@ import { isFinished } from "../../domain/job";
 import { checksRepo, type DecisionFilter } from "../../storage/checks";
 import type { CheckJobRow } from "../../storage/schema/checks";
 import { defaultSignature, renderResult, storedResultOf } from "../../services/check-results";
-import { cropKey, inboxExpired } from "../../services/inbox";
-import { liveCheckEngine } from "../../services/check-engine-live";
+import { inboxExpired } from "../../services/inbox";
+import { services } from "../../http/services";
 import { ImageQuery, ItemParams, JobParams, JobQuery, JobSchema } from "./schemas";
 import { privatePng } from "../../http/private-image";
 
@@ -140,17 +140,8 @@ export function registerReadChecks(app: App): void {
     const expired = new ProblemError("not_found", "The item's input has expired from the job's inbox (inbox_ttl); its crop is no longer available.");
     if (inboxExpired(job)) throw expired;
 
-    const key = cropKey(tenant.org.id, jobId, item.itemIndex, sig.index);
-    let png: Uint8Array;
-    const cached = await tenant.store.files.get(key);
-    if (cached) png = new Uint8Array(await cached.arrayBuffer());
-    else {
-      const input = await tenant.store.files.get(item.inputKey);
-      if (!input) throw expired;
-      png = await liveCheckEngine().signatureCrop(new Uint8Array(await input.arrayBuffer()), sig.page, sig.box);
-      // Kept beside the input, so it expires with the inbox.
-      await tenant.store.files.put(key, png, { httpMetadata: { contentType: "image/png" } });
-    }
+    const png = await services(c).crops.signatureCrop(jobId, item, sig);
+    if (!png) throw expired;
     return privatePng(png);
   });
 }

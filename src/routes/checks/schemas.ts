@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { Identifier } from "../../http/schemas";
 import { CheckRequestSchema } from "../../domain/check-request";
-import { DECISIONS } from "../../domain/usage";
+import { DECISIONS } from "../../domain/policy-defaults";
 import { JOB_STATUSES } from "../../domain/job";
 
 export const CheckRequestDoc = CheckRequestSchema.openapi("CheckRequest", {

@@ -1,8 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import type { App } from "../../app";
 import type { Env } from "../../env";
-import type { Org } from "../../http/context";
+import type { Org } from "../../domain/tenancy";
 import { decodeCursor, encodeCursor } from "../../http/cursor";
+import { configOf } from "../../config";
 import { notFound } from "../../http/problem";
 import { AUTH_PROBLEMS, defineRoute, problems } from "../../http/route";
 import { directory } from "../../storage/directory";
@@ -71,7 +72,7 @@ interface Row {
 /** One page of an organisation's audit log; both routes share the cursor name, as they list the same thing. */
 async function readAuditPage(env: Env, org: Org, limit: number, cursor: string | undefined) {
   const route = `GET /platform/audit ${org.id}`;
-  const after = cursor ? await decodeCursor<Position>(env, route, cursor) : null;
+  const after = cursor ? await decodeCursor<Position>(configOf(env).cursorSecret, route, cursor) : null;
   const db = regionStore(env, org.region).db;
   const { results } = await (after
     ? db
@@ -94,7 +95,7 @@ async function readAuditPage(env: Env, org: Org, limit: number, cursor: string |
       request_id: r.request_id,
       created_at: r.created_at,
     })),
-    next_cursor: results.length > limit && last ? await encodeCursor(env, route, { c: last.created_at, i: last.id } satisfies Position) : null,
+    next_cursor: results.length > limit && last ? await encodeCursor(configOf(env).cursorSecret, route, { c: last.created_at, i: last.id } satisfies Position) : null,
   };
 }
 

@@ -2,7 +2,8 @@ import { z } from "@hono/zod-openapi";
 import type { App } from "../../app";
 import { mintApiKey } from "../../domain/api-key";
 import type { Env } from "../../env";
-import type { Org, Permission } from "../../http/context";
+import { configOf } from "../../config";
+import type { Org, Permission } from "../../domain/tenancy";
 import { ProblemError, invalidField, notFound } from "../../http/problem";
 import { AUTH_PROBLEMS, defineRoute, problems } from "../../http/route";
 import { recordAudit } from "../../storage/audit";
@@ -28,7 +29,7 @@ export async function mintKeyFor(
   requestId: string,
 ): Promise<ApiKeyRecord & { key: string }> {
   if (input.expiresAt && Date.parse(input.expiresAt) <= Date.now()) throw invalidField("body.expires_at", "must be in the future");
-  const minted = await mintApiKey(env.API_KEY_ENV, org.region);
+  const minted = await mintApiKey(configOf(env).apiKeyEnv, org.region);
   const record = await directory(env.DIRECTORY).insertApiKey({
     keyId: minted.keyId,
     orgId: org.id,

@@ -3,6 +3,7 @@ import type { MiddlewareHandler } from "hono";
 import { constantTimeEqual } from "../../domain/api-key";
 import { bearerToken } from "../../http/auth";
 import type { AppEnv } from "../../http/context";
+import { configOf } from "../../config";
 import { ProblemError } from "../../http/problem";
 
 /** Audit actor of every change made through the operator routes. */
@@ -11,7 +12,7 @@ export const OPERATOR_ACTOR = "operator";
 /** 401 unless the request carries the operator secret (compared in constant time). */
 export function operatorAuth(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const expected = c.env.OPERATOR_TOKEN;
+    const expected = configOf(c.env).operatorToken;
     const token = bearerToken(c.req.header("Authorization"));
     // An unset secret must never match an empty or missing token.
     if (!expected || !token || !constantTimeEqual(token, expected)) {

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { App } from "../../app";
-import type { Org, RegionName } from "../../http/context";
+import type { Org, RegionName } from "../../domain/tenancy";
 import { moveTenantGate } from "../../../durable-objects/tenant-gate-client";
 import { ProblemError, invalidField, notFound } from "../../http/problem";
 import { problems } from "../../http/route";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { PERMISSIONS, type Org } from "../../http/context";
+import { PERMISSIONS, type Org } from "../../domain/tenancy";
 import type { ApiKeyRecord } from "../../storage/directory";
 
 // Platform payloads. The spec leaves the platform surface unshown; these shapes are designed here.

@@ -12,11 +12,8 @@ import {
   refIdProblem,
   type ReferenceSource,
 } from "../../domain/enrolment";
-import { fetchDocument, newFetchBudget } from "../../fetch/url-fetch";
-import { enrolUploads, deleteReference, type Upload } from "../../services/enrolment";
-import { liveEngine } from "../../services/engine-live";
-import { urlPolicyOf } from "../../services/url-policy";
-import { checkSettings } from "../../services/check-capacity";
+import type { Upload } from "../../services/enrolment";
+import { services } from "../../http/services";
 import { subjectsRepo } from "../../storage/subjects";
 import { recordAudit } from "../../storage/audit";
 import { ReferenceParams, ReferencesByUrl, ReferencesResult, SubjectParams } from "./schemas";
@@ -138,42 +135,19 @@ async function uploadsFromUrls(c: Context<AppEnv>, body: z.infer<typeof Referenc
     if (seen.has(r.ref_id)) throw invalidField(`references[${i}].ref_id`, "appears more than once");
     seen.add(r.ref_id);
   });
-  const tenant = c.get("tenant");
-  const policy = urlPolicyOf(tenant.org, c.env);
-  const budget = newFetchBudget({ deadlineMs: checkSettings(c.env).fetchDeadlineMs, maxBytes: MAX_REFERENCE_BYTES });
-  const fetched = await Promise.all(
-    body.references.map((r, i) => fetchDocument(r.url, `references[${i}].url`, policy, budget)),
-  );
-  const total = fetched.reduce((n, f) => n + f.bytes.byteLength, 0);
-  if (total > MAX_REFERENCE_BYTES) {
-    throw new ProblemError("too_large", `The reference files exceed ${MAX_REFERENCE_BYTES / 1024 / 1024} MB in total.`);
-  }
-  return body.references.map((r, i) => ({
-    refId: r.ref_id,
-    source: r.source,
-    bytes: fetched[i].bytes,
-    contentType: fetched[i].contentType ?? "application/octet-stream",
-    method: "url" as const,
-    sourceUrl: r.url,
-  }));
+  return services(c).references.fetchUploads(body.references);
 }
 
 export function registerReferenceRoutes(app: App): void {
   app.openapi(putReferences, async (c) => {
     const { subject_reference: subjectReference } = c.req.valid("param");
-    const tenant = c.get("tenant");
     const type = mediaType(c);
     let uploads: Upload[];
     if (type === "multipart/form-data") uploads = await uploadsFromMultipart(c);
     else if (type === "application/json") uploads = await uploadsFromUrls(c, c.req.valid("json") as z.infer<typeof ReferencesByUrl>);
     else throw unsupportedMediaType(["multipart/form-data", "application/json"]);
 
-    const { outcomes, queued } = await enrolUploads(
-      { store: tenant.store, engine: liveEngine(), queue: c.env.ENROL_QUEUE as Queue<never> },
-      tenant.org.id,
-      subjectReference,
-      uploads,
-    );
+    const { outcomes, queued } = await services(c).references.enrol(subjectReference, uploads);
     const counts = { enrolled: 0, rejected: 0, queued: 0 };
     for (const o of outcomes) counts[o.status]++;
     const body = {
@@ -188,7 +162,7 @@ export function registerReferenceRoutes(app: App): void {
   app.openapi(deleteRef, async (c) => {
     const { subject_reference: subjectReference, ref_id: refId } = c.req.valid("param");
     const tenant = c.get("tenant");
-    const result = await deleteReference({ store: tenant.store, engine: liveEngine() }, tenant.org.id, subjectReference, refId);
+    const result = await services(c).references.remove(subjectReference, refId);
     if (result === "not_found") throw notFound("reference");
     if (result === "learned") {
       throw new ProblemError("conflict", `${refId} is a learned reference: remove it with POST /sig/subjects/${subjectReference}/references/unlearn.`, {
@@ -213,7 +187,7 @@ export function registerReferenceRoutes(app: App): void {
     if (!row) throw notFound("reference");
     const object = await tenant.store.files.get(row.fileKey);
     if (!object) throw new ProblemError("not_found", "The reference's file no longer exists.");
-    const png = await liveEngine().thumbnail(new Uint8Array(await object.arrayBuffer()), 512);
+    const png = await services(c).engine.thumbnail(new Uint8Array(await object.arrayBuffer()), 512);
     return privatePng(png);
   });
 }

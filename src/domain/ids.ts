@@ -8,3 +8,9 @@ const nextUlid = monotonicFactory();
 export function newId(prefix: string): string {
   return `${prefix}_${nextUlid()}`;
 }
+
+/** Identifier rule of spec 2.1: 1 to 128 of [A-Za-z0-9._-], never "." or "..". */
+export const ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
+export function isValidId(s: string): boolean {
+  return ID_PATTERN.test(s) && s !== "." && s !== "..";
+}
