@@ -12,6 +12,8 @@ export async function startWorker() {
   const state = await mkdtemp(path.join(tmpdir(), "countersign-node-test-"));
   const worker = await unstable_startWorker({
     config: "wrangler.toml",
+    // The secret a deployment sets with `wrangler secret put` (there is no .dev.vars in a fresh clone).
+    bindings: { OPERATOR_TOKEN: { type: "plain_text", value: "node-test-operator-token" } },
     dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, watch: false, logLevel: "error", persist: state },
   });
   return {
