@@ -1,0 +1,497 @@
+/**
+ * The webhook endpoint routes, shared by both products: the verification product's under
+ * /sig/webhooks and the archive product's under /archive/webhooks. One factory states each route once;
+ * a product chooses which routes it offers and with which permissions.
+ */
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { App } from "../app";
+import type { WebhookProduct } from "../domain/webhook-events";
+import type { AppEnv, Permission } from "../http/context";
+import { decodeCursor, encodeCursor } from "../http/cursor";
+import { invalidField, notFound } from "../http/problem";
+import { AUTH_PROBLEMS, defineRoute, problems } from "../http/route";
+import { Identifier } from "../http/schemas";
+import { recordAudit } from "../storage/audit";
+import { webhooksRepo, type AttemptRow, type DeliveryRow, type EndpointRow } from "../storage/webhooks";
+import {
+  assertEndpointUrl,
+  assertEvents,
+  createEndpoint,
+  mustGetEndpoint,
+  redeliver,
+  rotateSecret,
+  testSend,
+  type WebhookDeps,
+} from "../services/webhooks";
+
+const IsoTime = z.string().openapi({ format: "date-time" });
+
+export const WebhookEndpointSchema = z
+  .object({
+    webhook_id: z.string().openapi({ example: "whk_01JD0S5Q2M3W8V6R7T9X1Y2Z3A" }),
+    product: z.enum(["sig", "archive"]),
+    url: z.string().openapi({ example: "https://hooks.example.com/countersign" }),
+    description: z.string().nullable(),
+    events: z.array(z.string()),
+    enabled: z.boolean(),
+    disabled_reason: z.enum(["manual", "failing"]).nullable().openapi({ description: "`failing`: disabled after failing every delivery for 5 days" }),
+    secret_version: z.number().int().openapi({ description: "1, plus one per rotation" }),
+    previous_secret_expires_at: IsoTime.nullable().openapi({ description: "Until then the secret before the last rotation also signs" }),
+    failing_since: IsoTime.nullable().openapi({ description: "First failed attempt since the last successful one" }),
+    created_at: IsoTime,
+    updated_at: IsoTime,
+  })
+  .openapi("WebhookEndpoint");
+
+const WithSecret = WebhookEndpointSchema.extend({
+  secret: z.string().openapi({ description: "The signing secret (`whsec_` + base64). Shown only in this response.", example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }),
+}).openapi("WebhookEndpointWithSecret");
+
+const RotatedSchema = z
+  .object({
+    webhook_id: z.string(),
+    secret: z.string().openapi({ description: "The new signing secret. Shown only in this response." }),
+    secret_version: z.number().int(),
+    previous_secret_expires_at: IsoTime.openapi({ description: "The previous secret keeps signing beside the new one until then (24 h)" }),
+  })
+  .openapi("WebhookSecretRotated");
+
+const EndpointListSchema = z.object({ endpoints: z.array(WebhookEndpointSchema), next_cursor: z.string().nullable() }).openapi("WebhookEndpointList");
+
+export const WebhookDeliverySchema = z
+  .object({
+    delivery_id: z.string(),
+    webhook_id: z.string(),
+    event_id: z.string().openapi({ description: "The message id (`Service-Webhook-Id`): the same for every attempt" }),
+    event_type: z.string(),
+    status: z.enum(["pending", "sending", "succeeded", "failed"]),
+    trigger: z.enum(["event", "manual", "test"]).openapi({ description: "`manual`: last (re)started by a redelivery" }),
+    attempts: z.number().int(),
+    next_attempt_at: IsoTime.nullable(),
+    last_status_code: z.number().int().nullable(),
+    last_error: z.string().nullable(),
+    created_at: IsoTime,
+    completed_at: IsoTime.nullable(),
+  })
+  .openapi("WebhookDelivery");
+
+export const WebhookAttemptSchema = z
+  .object({
+    attempt_id: z.string(),
+    delivery_id: z.string(),
+    event_id: z.string(),
+    event_type: z.string(),
+    attempt: z.number().int().openapi({ description: "1 for the first attempt of the delivery" }),
+    trigger: z.enum(["event", "manual", "test"]),
+    started_at: IsoTime,
+    duration_ms: z.number().int(),
+    status_code: z.number().int().nullable().openapi({ description: "The endpoint's HTTP status; null when there was no answer" }),
+    error: z.string().nullable().openapi({ description: "`timeout: ...`, `network_error: ...`, `address_not_allowed: ...`, `dns_failed: ...` or `http_status: ...`" }),
+    response_body: z.string().nullable().openapi({ description: "The first KB of the answer" }),
+    succeeded: z.boolean(),
+  })
+  .openapi("WebhookAttempt");
+
+const DeliveryListSchema = z.object({ deliveries: z.array(WebhookDeliverySchema), next_cursor: z.string().nullable() }).openapi("WebhookDeliveryList");
+const AttemptListSchema = z.object({ attempts: z.array(WebhookAttemptSchema), next_cursor: z.string().nullable() }).openapi("WebhookAttemptList");
+const DeliveryDetailSchema = WebhookDeliverySchema.extend({
+  version: z.string().openapi({ description: "The Service-Version the message is rendered in" }),
+  payload: z.record(z.string(), z.unknown()).nullable().openapi({ description: "The message body (null once the event has expired)" }),
+  attempt_log: z.array(WebhookAttemptSchema),
+}).openapi("WebhookDeliveryDetail");
+
+const Url = z.string().min(1).max(2048).openapi({ description: "https on a public host; re-checked at every delivery" });
+const Events = z.array(z.string().min(1).max(64)).min(1).max(32);
+const Description = z.string().max(500);
+
+const CreateSchema = z
+  .object({ url: Url, events: Events, description: Description.optional(), enabled: z.boolean().optional().openapi({ description: "Default true" }) })
+  .strict()
+  .openapi("WebhookEndpointCreate");
+const UpdateSchema = z
+  .object({ url: Url.optional(), events: Events.optional(), description: Description.nullable().optional(), enabled: z.boolean().optional() })
+  .strict()
+  .openapi("WebhookEndpointUpdate");
+
+const Limit = z.coerce.number().int().min(1).max(100).default(20).openapi({ description: "1 to 100, default 20" });
+const Cursor = z.string().max(4096).optional().openapi({ description: "The previous page's next_cursor" });
+const WebhookIdParam = z.object({ webhook_id: Identifier.openapi({ param: { name: "webhook_id", in: "path" } }) });
+const DeliveryParams = WebhookIdParam.extend({ delivery_id: Identifier.openapi({ param: { name: "delivery_id", in: "path" } }) });
+
+export function endpointJson(e: EndpointRow) {
+  return {
+    webhook_id: e.webhook_id,
+    product: e.product,
+    url: e.url,
+    description: e.description,
+    events: JSON.parse(e.events) as string[],
+    enabled: e.enabled === 1,
+    disabled_reason: (e.disabled_reason as "manual" | "failing" | null) ?? null,
+    secret_version: e.secret_version,
+    previous_secret_expires_at: e.previous_expires_at && Date.parse(e.previous_expires_at) > Date.now() ? e.previous_expires_at : null,
+    failing_since: e.failing_since,
+    created_at: e.created_at,
+    updated_at: e.updated_at,
+  };
+}
+
+export function deliveryJson(d: DeliveryRow) {
+  return {
+    delivery_id: d.delivery_id,
+    webhook_id: d.webhook_id,
+    event_id: d.event_id,
+    event_type: d.event_type,
+    status: d.status,
+    trigger: d.trigger,
+    attempts: d.attempts,
+    next_attempt_at: d.status === "pending" ? d.next_attempt_at : null,
+    last_status_code: d.last_status_code,
+    last_error: d.last_error,
+    created_at: d.created_at,
+    completed_at: d.completed_at,
+  };
+}
+
+export function attemptJson(a: AttemptRow) {
+  return {
+    attempt_id: a.attempt_id,
+    delivery_id: a.delivery_id,
+    event_id: a.event_id,
+    event_type: a.event_type,
+    attempt: a.attempt,
+    trigger: a.trigger as "event" | "manual" | "test",
+    started_at: a.started_at,
+    duration_ms: a.duration_ms,
+    status_code: a.status_code,
+    error: a.error,
+    response_body: a.response_body,
+    succeeded: a.succeeded === 1,
+  };
+}
+
+export type EndpointRoute = "list" | "create" | "read" | "update" | "delete" | "rotate" | "deliveries" | "delivery" | "attempts" | "test" | "redeliver";
+
+export interface ProductRoutes {
+  product: WebhookProduct;
+  base: string;
+  tag: string;
+  /** Reading (lists, log). */
+  read: Permission;
+  /** Every change. */
+  manage: Permission;
+  /** Idempotency-Key on create (the spec exempts POST /sig/webhooks; see docs/webhooks.md). */
+  createIdempotency: "required" | "none";
+  routes: EndpointRoute[];
+  /** Statuses documented for a change, beyond the pipeline's. */
+  label: string;
+}
+
+function deps(c: Context<AppEnv>): WebhookDeps {
+  const { org, store } = c.get("tenant");
+  return { env: c.env, org, store };
+}
+
+async function audit(c: Context<AppEnv>, action: string, target: string, detail?: Record<string, unknown>) {
+  const { org, store } = c.get("tenant");
+  await recordAudit(store.db, { orgId: org.id, actor: c.get("caller").actor, action, target, detail, requestId: c.get("requestId") });
+}
+
+async function pageOf<T>(
+  c: Context<AppEnv>,
+  route: string,
+  cursor: string | undefined,
+  limit: number,
+  load: (after: string | undefined) => Promise<T[]>,
+  idOf: (row: T) => string,
+): Promise<{ rows: T[]; next: string | null }> {
+  const cursorRoute = `${route} ${c.get("tenant").org.id}`;
+  const after = cursor ? await decodeCursor<string>(c.env, cursorRoute, cursor) : undefined;
+  const results = await load(after);
+  const rows = results.slice(0, limit);
+  const next = results.length > limit ? await encodeCursor(c.env, cursorRoute, idOf(rows[rows.length - 1])) : null;
+  return { rows, next };
+}
+
+export function registerEndpointRoutes(app: App, p: ProductRoutes): void {
+  const has = (r: EndpointRoute) => p.routes.includes(r);
+  const json = <S extends z.ZodType>(schema: S, description: string) => ({ description, content: { "application/json": { schema } } });
+  const tags = [p.tag];
+
+  if (has("list")) {
+    const route = defineRoute(
+      { permission: p.read },
+      {
+        method: "get",
+        path: p.base,
+        tags,
+        summary: `List the ${p.label} webhook endpoints, newest first`,
+        request: { query: z.object({ limit: Limit, cursor: Cursor }) },
+        responses: { 200: json(EndpointListSchema, "Endpoints (never their secrets)"), ...problems(...AUTH_PROBLEMS) },
+      },
+    );
+    app.openapi(route, async (c) => {
+      const { limit, cursor } = c.req.valid("query");
+      const { org, store } = c.get("tenant");
+      const page = await pageOf(c, `GET ${p.base}`, cursor, limit, (after) => webhooksRepo(store.db).listEndpoints(org.id, p.product, { limit, after }), (r) => r.webhook_id);
+      return c.json({ endpoints: page.rows.map(endpointJson), next_cursor: page.next }, 200);
+    });
+  }
+
+  if (has("create")) {
+    const route = defineRoute(
+      { permission: p.manage, idempotency: p.createIdempotency },
+      {
+        method: "post",
+        path: p.base,
+        tags,
+        summary: `Create a ${p.label} webhook endpoint; its signing secret is shown once, in this response`,
+        request: { body: { required: true, content: { "application/json": { schema: CreateSchema } } } },
+        responses: {
+          201: {
+            ...json(WithSecret, "The endpoint with its signing secret"),
+            headers: z.object({ "Cache-Control": z.string().openapi({ example: "no-store" }) }),
+          },
+          ...problems(...AUTH_PROBLEMS, 409, 413, 415),
+        },
+      },
+    );
+    app.openapi(route, async (c) => {
+      const body = c.req.valid("json");
+      const { endpoint, secret } = await createEndpoint(deps(c), p.product, body);
+      await audit(c, "webhook.create", endpoint.webhook_id, { product: p.product, url: endpoint.url, events: JSON.parse(endpoint.events) });
+      c.header("Cache-Control", "no-store");
+      return c.json({ ...endpointJson(endpoint), secret }, 201);
+    });
+  }
+
+  if (has("read")) {
+    const route = defineRoute(
+      { permission: p.read },
+      {
+        method: "get",
+        path: `${p.base}/{webhook_id}`,
+        tags,
+        summary: `Read a ${p.label} webhook endpoint (never its secret)`,
+        request: { params: WebhookIdParam },
+        responses: { 200: json(WebhookEndpointSchema, "The endpoint"), ...problems(...AUTH_PROBLEMS, 404) },
+      },
+    );
+    app.openapi(route, async (c) => c.json(endpointJson(await mustGetEndpoint(deps(c), p.product, c.req.valid("param").webhook_id)), 200));
+  }
+
+  if (has("update")) {
+    const route = defineRoute(
+      { permission: p.manage },
+      {
+        method: "patch",
+        path: `${p.base}/{webhook_id}`,
+        tags,
+        summary: `Change a ${p.label} endpoint's URL, events, description or enabled state (enabling clears a failing state)`,
+        request: { params: WebhookIdParam, body: { required: true, content: { "application/json": { schema: UpdateSchema } } } },
+        responses: { 200: json(WebhookEndpointSchema, "The endpoint"), ...problems(...AUTH_PROBLEMS, 404, 413, 415) },
+      },
+    );
+    app.openapi(route, async (c) => {
+      const d = deps(c);
+      const endpoint = await mustGetEndpoint(d, p.product, c.req.valid("param").webhook_id);
+      const body = c.req.valid("json");
+      if (Object.keys(body).length === 0) throw invalidField("body", "name at least one of url, events, description, enabled");
+      const changes: Parameters<ReturnType<typeof webhooksRepo>["updateEndpoint"]>[2] = {};
+      if (body.url !== undefined) {
+        assertEndpointUrl(c.env, body.url);
+        changes.url = body.url;
+      }
+      if (body.events !== undefined) changes.events = JSON.stringify(assertEvents(p.product, body.events));
+      if (body.description !== undefined) changes.description = body.description;
+      if (body.enabled !== undefined) {
+        changes.enabled = body.enabled ? 1 : 0;
+        changes.disabled_reason = body.enabled ? null : "manual";
+        if (body.enabled) changes.failing_since = null;
+      }
+      const now = new Date().toISOString();
+      await webhooksRepo(d.store.db).updateEndpoint(d.org.id, endpoint.webhook_id, changes, now);
+      await audit(c, "webhook.update", endpoint.webhook_id, body);
+      return c.json(endpointJson((await webhooksRepo(d.store.db).endpoint(d.org.id, endpoint.webhook_id))!), 200);
+    });
+  }
+
+  if (has("delete")) {
+    const route = defineRoute(
+      { permission: p.manage },
+      {
+        method: "delete",
+        path: `${p.base}/{webhook_id}`,
+        tags,
+        summary: `Delete a ${p.label} webhook endpoint with its delivery log; deliveries under way stop`,
+        request: { params: WebhookIdParam },
+        responses: { 204: { description: "Deleted" }, ...problems(...AUTH_PROBLEMS, 404) },
+      },
+    );
+    app.openapi(route, async (c) => {
+      const d = deps(c);
+      const endpoint = await mustGetEndpoint(d, p.product, c.req.valid("param").webhook_id);
+      await webhooksRepo(d.store.db).deleteEndpoint(d.org.id, endpoint.webhook_id);
+      await audit(c, "webhook.delete", endpoint.webhook_id, { product: p.product, url: endpoint.url });
+      return c.body(null, 204);
+    });
+  }
+
+  if (has("rotate")) {
+    const route = defineRoute(
+      // A replayed response would show the new secret again: a retry rotates once more instead.
+      { permission: p.manage, idempotency: "none" },
+      {
+        method: "post",
+        path: `${p.base}/{webhook_id}/rotate-secret`,
+        tags,
+        summary: "Rotate the signing secret: the new one is shown once; the previous one keeps signing beside it for 24 h",
+        request: { params: WebhookIdParam },
+        responses: {
+          200: { ...json(RotatedSchema, "The new secret"), headers: z.object({ "Cache-Control": z.string().openapi({ example: "no-store" }) }) },
+          ...problems(...AUTH_PROBLEMS, 404),
+        },
+      },
+    );
+    app.openapi(route, async (c) => {
+      const d = deps(c);
+      const endpoint = await mustGetEndpoint(d, p.product, c.req.valid("param").webhook_id);
+      const { secret, previousExpiresAt } = await rotateSecret(d, endpoint);
+      await audit(c, "webhook.rotate_secret", endpoint.webhook_id, { secret_version: endpoint.secret_version + 1 });
+      c.header("Cache-Control", "no-store");
+      return c.json({ webhook_id: endpoint.webhook_id, secret, secret_version: endpoint.secret_version + 1, previous_secret_expires_at: previousExpiresAt }, 200);
+    });
+  }
+
+  if (has("deliveries")) {
+    const route = defineRoute(
+      { permission: p.read },
+      {
+        method: "get",
+        path: `${p.base}/{webhook_id}/deliveries`,
+        tags,
+        summary: "The endpoint's deliveries (one per event), newest first; kept 30 days",
+        request: {
+          params: WebhookIdParam,
+          query: z.object({ limit: Limit, cursor: Cursor, status: z.enum(["pending", "sending", "succeeded", "failed"]).optional() }),
+        },
+        responses: { 200: json(DeliveryListSchema, "Deliveries"), ...problems(...AUTH_PROBLEMS, 404) },
+      },
+    );
+    app.openapi(route, async (c) => {
+      const d = deps(c);
+      const endpoint = await mustGetEndpoint(d, p.product, c.req.valid("param").webhook_id);
+      const { limit, cursor, status } = c.req.valid("query");
+      const page = await pageOf(
+        c,
+        `GET ${p.base}/${endpoint.webhook_id}/deliveries ${status ?? ""}`,
+        cursor,
+        limit,
+        (after) => webhooksRepo(d.store.db).listDeliveries(d.org.id, endpoint.webhook_id, { limit, after }, status),
+        (r) => r.delivery_id,
+      );
+      return c.json({ deliveries: page.rows.map(deliveryJson), next_cursor: page.next }, 200);
+    });
+  }
+
+  if (has("delivery")) {
+    const route = defineRoute(
+      { permission: p.read },
+      {
+        method: "get",
+        path: `${p.base}/{webhook_id}/deliveries/{delivery_id}`,
+        tags,
+        summary: "One delivery with its message and every attempt",
+        request: { params: DeliveryParams },
+        responses: { 200: json(DeliveryDetailSchema, "The delivery"), ...problems(...AUTH_PROBLEMS, 404) },
+      },
+    );
+    app.openapi(route, async (c) => {
+      const d = deps(c);
+      const { webhook_id, delivery_id } = c.req.valid("param");
+      const endpoint = await mustGetEndpoint(d, p.product, webhook_id);
+      const repo = webhooksRepo(d.store.db);
+      const delivery = await repo.delivery(d.org.id, delivery_id);
+      if (!delivery || delivery.webhook_id !== endpoint.webhook_id) throw notFound("delivery");
+      const [event, attempts] = await Promise.all([repo.event(d.org.id, delivery.event_id), repo.attemptsOf(d.org.id, delivery_id)]);
+      return c.json(
+        {
+          ...deliveryJson(delivery),
+          version: event?.version ?? "",
+          payload: event ? (JSON.parse(event.body) as Record<string, unknown>) : null,
+          attempt_log: attempts.map(attemptJson),
+        },
+        200,
+      );
+    });
+  }
+
+  if (has("attempts")) {
+    const route = defineRoute(
+      { permission: p.read },
+      {
+        method: "get",
+        path: `${p.base}/{webhook_id}/attempts`,
+        tags,
+        summary: "The delivery log: every attempt (time, status code or error, duration, first KB of the answer), newest first; kept 30 days",
+        request: { params: WebhookIdParam, query: z.object({ limit: Limit, cursor: Cursor, delivery_id: Identifier.optional() }) },
+        responses: { 200: json(AttemptListSchema, "Attempts"), ...problems(...AUTH_PROBLEMS, 404) },
+      },
+    );
+    app.openapi(route, async (c) => {
+      const d = deps(c);
+      const endpoint = await mustGetEndpoint(d, p.product, c.req.valid("param").webhook_id);
+      const { limit, cursor, delivery_id } = c.req.valid("query");
+      const page = await pageOf(
+        c,
+        `GET ${p.base}/${endpoint.webhook_id}/attempts ${delivery_id ?? ""}`,
+        cursor,
+        limit,
+        (after) => webhooksRepo(d.store.db).listAttempts(d.org.id, endpoint.webhook_id, { limit, after }, delivery_id),
+        (r) => r.attempt_id,
+      );
+      return c.json({ attempts: page.rows.map(attemptJson), next_cursor: page.next }, 200);
+    });
+  }
+
+  if (has("test")) {
+    const route = defineRoute(
+      { permission: p.manage },
+      {
+        method: "post",
+        path: `${p.base}/{webhook_id}/test`,
+        tags,
+        summary: "Test send: one `webhook.test` message to this endpoint (also when disabled), one attempt, logged like any other",
+        request: { params: WebhookIdParam },
+        responses: { 202: json(WebhookDeliverySchema, "The delivery, queued; follow it in the delivery log"), ...problems(...AUTH_PROBLEMS, 404) },
+      },
+    );
+    app.openapi(route, async (c) => {
+      const d = deps(c);
+      const endpoint = await mustGetEndpoint(d, p.product, c.req.valid("param").webhook_id);
+      return c.json(deliveryJson(await testSend(d, endpoint)), 202);
+    });
+  }
+
+  if (has("redeliver")) {
+    const route = defineRoute(
+      { permission: p.manage },
+      {
+        method: "post",
+        path: `${p.base}/{webhook_id}/deliveries/{delivery_id}/redeliver`,
+        tags,
+        summary: "Send a finished delivery (succeeded or failed) once more, now: same message id and body, freshly signed",
+        request: { params: DeliveryParams },
+        responses: { 202: json(WebhookDeliverySchema, "The delivery, queued again"), ...problems(...AUTH_PROBLEMS, 404, 409) },
+      },
+    );
+    app.openapi(route, async (c) => {
+      const d = deps(c);
+      const { webhook_id, delivery_id } = c.req.valid("param");
+      const endpoint = await mustGetEndpoint(d, p.product, webhook_id);
+      const delivery = await redeliver(d, endpoint, delivery_id);
+      await audit(c, "webhook.redeliver", endpoint.webhook_id, { delivery_id });
+      return c.json(deliveryJson(delivery), 202);
+    });
+  }
+}
