@@ -2,6 +2,7 @@ import { createApp } from "./app";
 import type { Env } from "./env";
 import { dispatchQueue } from "./queues/dispatch";
 import { sweepInboxes } from "./services/inbox";
+import { sweepWebhooks } from "./services/webhook-sweep";
 
 export { TenantGate } from "../durable-objects/tenant-gate";
 export { Job } from "../durable-objects/job";
@@ -16,5 +17,6 @@ export default {
   },
   async scheduled(controller: ScheduledController, env: Env, _ctx: ExecutionContext): Promise<void> {
     await sweepInboxes(env, new Date(controller.scheduledTime));
+    await sweepWebhooks(env, new Date(controller.scheduledTime));
   },
 } satisfies ExportedHandler<Env>;
