@@ -170,7 +170,8 @@ export function renderEvent(org: Org, event: NewEvent, version: string, at: stri
 async function enqueue(env: Env, deliveries: DeliveryRow[], due: number): Promise<void> {
   if (deliveries.length === 0) return;
   const messages = deliveries.map((d) => ({
-    body: { kind: "webhook_delivery", orgId: d.org_id, deliveryId: d.delivery_id, attempt: d.attempts + 1, due } satisfies WebhookMessage,
+    // A delivery left `sending` by a consumer that died is taken over at the same attempt.
+    body: { kind: "webhook_delivery", orgId: d.org_id, deliveryId: d.delivery_id, attempt: d.status === "sending" ? d.attempts : d.attempts + 1, due } satisfies WebhookMessage,
   }));
   for (let i = 0; i < messages.length; i += 100) await env.WEBHOOK_QUEUE.sendBatch(messages.slice(i, i + 100));
 }

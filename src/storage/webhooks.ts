@@ -313,10 +313,17 @@ export function webhooksRepo(db: D1Database) {
       return results;
     },
 
-    /** Deliveries whose queue message was lost: pending, and due longer ago than `before`. */
+    /**
+     * Deliveries whose queue message was lost: pending and due longer ago than `before`, or taken by a
+     * consumer whose lease ran out before `before` (its message dead-lettered).
+     */
     async overdue(before: string, limit: number): Promise<DeliveryRow[]> {
       const { results } = await db
-        .prepare("SELECT * FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at < ? ORDER BY next_attempt_at LIMIT ?")
+        .prepare(
+          `SELECT * FROM webhook_deliveries
+           WHERE (status = 'pending' AND next_attempt_at < ?1) OR (status = 'sending' AND lease_until < ?1)
+           ORDER BY updated_at LIMIT ?2`,
+        )
         .bind(before, limit)
         .all<DeliveryRow>();
       return results;
