@@ -83,12 +83,15 @@ const TestData = z.object({
   message: z.string(),
 });
 
-/** Archive records live in the archive product; its events carry what it publishes, with these members. */
+/**
+ * Archive records live in the archive product; its events carry what it publishes: always the record,
+ * and the kind's own member when it has one.
+ */
 const archiveData = (extra: Record<string, z.ZodType>) =>
   z
     .object({
-      record_id: z.string().meta({ description: "The archive record concerned" }),
-      ...extra,
+      record_id: z.string().min(1).meta({ description: "The archive record concerned" }),
+      ...Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, v.optional()])),
     })
     .catchall(z.unknown())
     .meta({ description: "Published by the archive product; members beyond these are passed through unchanged" });

@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import type { App } from "../app";
-import { ARCHIVE_EVENT_TYPES } from "../domain/webhook-events";
+import { ARCHIVE_EVENT_TYPES, eventKind } from "../domain/webhook-events";
 import { newId } from "../http/ids";
-import { notFound } from "../http/problem";
+import { invalidField, notFound } from "../http/problem";
 import { problems } from "../http/route";
 import { Identifier } from "../http/schemas";
 import { directory } from "../storage/directory";
@@ -72,6 +72,15 @@ export function registerArchiveWebhookRoutes(app: App): void {
     const org = await directory(c.env.DIRECTORY).getOrg(c.req.valid("param").org_id);
     if (!org) throw notFound("organisation");
     const body = c.req.valid("json");
+    // The catalogue's schema of the kind's data is the contract receivers are given.
+    const schema = eventKind(body.type)!.data;
+    if (!("component" in schema)) {
+      const checked = schema.safeParse(body.data);
+      if (!checked.success) {
+        const issue = checked.error.issues[0];
+        throw invalidField(["body.data", ...issue.path.map(String)].join("."), issue.message);
+      }
+    }
     const store = regionStore(c.env, org.region);
     const eventId = body.id ? `evt_arc_${body.id}` : newId("evt");
     const result = await publishEvent({ env: c.env, org, store }, "archive", { id: eventId, type: body.type, data: body.data, at: body.occurred_at });

@@ -10,7 +10,7 @@ import { newId } from "../http/ids";
 import { recordAudit } from "../storage/audit";
 import { webhooksRepo, type AttemptRow, type DeliveryRow, type EndpointRow } from "../storage/webhooks";
 import { signingHeaders } from "../domain/webhook-signature";
-import { hostIsPublic, isDevHost, isPublicAddress, refuseWebhookUrl, WEBHOOK_URL_REFUSAL_TEXT } from "../domain/webhook-url";
+import { isDevHost, isPublicAddress, refuseWebhookUrl, WEBHOOK_URL_REFUSAL_TEXT } from "../domain/webhook-url";
 import { retryDelaySeconds, shouldDisable, type RetryConfig } from "../domain/webhook-retry";
 import type { VersionRegistry } from "../versions/types";
 import { devHosts, endpointSecrets, publishEvent, retryConfigOf, type WebhookMessage } from "./webhooks";
@@ -75,7 +75,7 @@ async function refusal(env: Env, url: string, resolve: Resolver): Promise<string
   if (isDevHost(parsed, dev)) return null;
   const host = parsed.hostname.replace(/^\[|\]$/g, "");
   // An IP literal was judged by refuseWebhookUrl; a name is judged by what it resolves to now.
-  if (!hostIsPublic(parsed.hostname) || /^[0-9.]+$/.test(host) || host.includes(":")) return null;
+  if (/^[0-9.]+$/.test(host) || host.includes(":")) return null;
   let addresses: string[];
   try {
     addresses = await resolve(host);

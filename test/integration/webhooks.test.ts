@@ -337,6 +337,18 @@ describe("products are kept apart", () => {
     const full = await createOrg();
     const missingKey = await api(ARCHIVE, { method: "POST", key: full.apiKey, json: { url: "https://hooks.example.com/a", events: ["archive.record.filed"] } });
     expect(missingKey.status).toBe(400);
+
+    // The archive's test send and delivery log.
+    const { path, endpoint } = await endpointWithReceiver(full, ARCHIVE, ["archive.restore.ready"]);
+    const sent = await api(`${ARCHIVE}/${endpoint.webhook_id}/test`, { method: "POST", key: full.apiKey, headers: { "Idempotency-Key": "at-1" } });
+    expect(sent.status).toBe(202);
+    const [got] = await waitForWebhooks(path, (g) => g.length === 1);
+    expect(got.verified).toEqual([true]);
+    expect(got.body).toMatchObject({ type: "webhook.test", data: { webhook_id: endpoint.webhook_id } });
+    await waitForDeliveries(full, ARCHIVE, endpoint.webhook_id, (d) => d[0]?.status === "succeeded");
+    expect((await attempts(full, ARCHIVE, endpoint.webhook_id)).map((a) => a.status_code)).toEqual([200]);
+    expect((await api(`${ARCHIVE}/${endpoint.webhook_id}`, { method: "DELETE", key: full.apiKey })).status).toBe(204);
+    expect((await api(`${ARCHIVE}/${endpoint.webhook_id}/attempts`, { key: full.apiKey })).status).toBe(404);
   });
 });
 
