@@ -30,7 +30,7 @@ export function decidePinChange(current: string, target: string, last: PinChange
   if (target === current) return { kind: "unchanged" };
   if (target > current) return { kind: "upgrade", from: current, to: target };
   // Older than the pin: only the undoing of the last upgrade, back to exactly where it came from.
-  if (!last || last.kind !== "upgrade" || last.to !== current || last.from !== target) {
+  if (last?.kind !== "upgrade" || last.to !== current || last.from !== target) {
     return {
       refused: "not_rollback_target",
       message: `The pin can only be rolled back to the version before its last upgrade${last?.kind === "upgrade" && last.to === current ? ` (${last.from})` : ""}; ${target} is older than the pinned ${current}.`,
@@ -48,7 +48,7 @@ export function decidePinChange(current: string, target: string, last: PinChange
 
 /** Until when the current pin can be rolled back, and to what, or null. */
 export function rollbackAvailable(current: string, last: PinChange | null, now: Date): { to: string; until: string } | null {
-  if (!last || last.kind !== "upgrade" || last.to !== current) return null;
+  if (last?.kind !== "upgrade" || last.to !== current) return null;
   const until = Date.parse(last.at) + ROLLBACK_WINDOW_MS;
   return now.getTime() < until ? { to: last.from, until: new Date(until).toISOString() } : null;
 }

@@ -93,7 +93,7 @@ function ipv6Groups(s: string): number[] | null {
   if (v4) {
     const o = ipv4Octets(v4[1]);
     if (!o) return null;
-    text = text.slice(0, -v4[1].length) + `${((o[0] << 8) | o[1]).toString(16)}:${((o[2] << 8) | o[3]).toString(16)}`;
+    text = `${text.slice(0, -v4[1].length)}${((o[0] << 8) | o[1]).toString(16)}:${((o[2] << 8) | o[3]).toString(16)}`;
   }
   const halves = text.split("::");
   if (halves.length > 2) return null;

@@ -73,8 +73,8 @@ export function registerArchiveWebhookRoutes(app: App): void {
     if (!org) throw notFound("organisation");
     const body = c.req.valid("json");
     // The catalogue's schema of the kind's data is the contract receivers are given.
-    const schema = eventKind(body.type)!.data;
-    if (!("component" in schema)) {
+    const schema = eventKind(body.type)?.data;
+    if (schema && !("component" in schema)) {
       const checked = schema.safeParse(body.data);
       if (!checked.success) {
         const issue = checked.error.issues[0];

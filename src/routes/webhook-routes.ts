@@ -312,7 +312,9 @@ export function registerEndpointRoutes(app: App, p: ProductRoutes): void {
       const now = new Date().toISOString();
       await webhooksRepo(d.store.db).updateEndpoint(d.org.id, endpoint.webhook_id, changes, now);
       await audit(c, "webhook.update", endpoint.webhook_id, body);
-      return c.json(endpointJson((await webhooksRepo(d.store.db).endpoint(d.org.id, endpoint.webhook_id))!), 200);
+      const updated = await webhooksRepo(d.store.db).endpoint(d.org.id, endpoint.webhook_id);
+      if (!updated) throw notFound("webhook endpoint");
+      return c.json(endpointJson(updated), 200);
     });
   }
 

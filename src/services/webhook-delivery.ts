@@ -169,7 +169,8 @@ export async function attemptDelivery(deps: DeliveryDeps, msg: WebhookMessage): 
     }
     return { kind: "done" };
   }
-  const delivery = (await repo.delivery(orgId, msg.deliveryId))!;
+  const delivery = await repo.delivery(orgId, msg.deliveryId);
+  if (!delivery) return { kind: "done" };
   const endpoint = await repo.endpoint(orgId, delivery.webhook_id);
   const event = await repo.event(orgId, delivery.event_id);
   if (!endpoint || !event) {
@@ -234,14 +235,14 @@ export async function attemptDelivery(deps: DeliveryDeps, msg: WebhookMessage): 
 async function disableIfFailing(deps: DeliveryDeps, webhookId: string, now: Date, config: RetryConfig): Promise<void> {
   const repo = webhooksRepo(deps.store.db);
   const endpoint = await repo.endpoint(deps.org.id, webhookId);
-  if (!endpoint?.enabled || !shouldDisable(endpoint.failing_since ? Date.parse(endpoint.failing_since) : null, now.getTime(), config)) return;
+  if (!endpoint?.enabled || !endpoint.failing_since || !shouldDisable(endpoint.failing_since ? Date.parse(endpoint.failing_since) : null, now.getTime(), config)) return;
   if (!(await repo.disableFailing(deps.org.id, webhookId, now.toISOString()))) return;
   const data = {
     webhook_id: webhookId,
     product: endpoint.product,
     url: endpoint.url,
     reason: "failing" as const,
-    failing_since: endpoint.failing_since!,
+    failing_since: endpoint.failing_since,
     disabled_at: now.toISOString(),
   };
   await recordAudit(deps.store.db, { orgId: deps.org.id, actor: "system", action: "webhook.disable", target: webhookId, detail: data });

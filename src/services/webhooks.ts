@@ -186,8 +186,8 @@ export async function publishEvent(
   event: NewEvent,
   only?: EndpointRow,
 ): Promise<{ eventId: string; deliveries: DeliveryRow[]; duplicate: boolean }> {
-  if (!productReceives(product, event.type)) throw new Error(`${event.type} is not an event of product ${product}`);
-  const kind = eventKind(event.type)!;
+  const kind = eventKind(event.type);
+  if (!kind || !productReceives(product, event.type)) throw new Error(`${event.type} is not an event of product ${product}`);
   const repo = webhooksRepo(deps.store.db);
   const targets = only
     ? [only]
