@@ -177,4 +177,43 @@ describe("address checks at every delivery", () => {
       kind: "done",
     });
   });
+
+  it("gives each attempt a deadline, and logs the first KB of an answer", async () => {
+    const org = await createOrg();
+    const slow = uniquePath("slow");
+    const chatty = uniquePath("chatty");
+    const tenant = await tenantOf(org.orgId);
+    const now = new Date().toISOString();
+    const ids: Record<string, string> = {};
+    for (const path of [slow, chatty]) {
+      const res = await api("/sig/webhooks", { method: "POST", key: org.apiKey, json: { url: outsideUrl(path), events: ["job.failed"] } });
+      const endpoint = (await res.json()) as { webhook_id: string; secret: string };
+      ids[path] = endpoint.webhook_id;
+      const eventId = `evt_${path.split("/")[2]}`;
+      await webhooksRepo(tenant.store.db).recordEvent({ org_id: org.orgId, event_id: eventId, type: "job.failed", version: "2026-09-27", body: "{}", created_at: now }, [
+        {
+          org_id: org.orgId, delivery_id: `whd_${path.split("/")[2]}`, webhook_id: endpoint.webhook_id, event_id: eventId, event_type: "job.failed", status: "pending",
+          trigger: "event", attempts: 0, final_attempt: 1, next_attempt_at: now, lease_until: null, last_status_code: null, last_error: null, created_at: now, updated_at: now, completed_at: null,
+        },
+      ]);
+    }
+    await registerReceiver(slow, { secrets: [], delay_ms: 3000 });
+    await registerReceiver(chatty, { secrets: [], statuses: [502], body: "e".repeat(5000) });
+    const config = { ...retryConfig({ schedule: "0,0", disableAfter: "999999" }), attemptTimeoutMs: 300 };
+    for (const path of [slow, chatty]) {
+      const outcome = await attemptDelivery({ ...tenant, config }, { kind: "webhook_delivery", orgId: org.orgId, deliveryId: `whd_${path.split("/")[2]}`, attempt: 1, due: Date.now() });
+      expect(outcome).toEqual({ kind: "done" });
+    }
+    const log = async (path: string) =>
+      ((await (await api(`/sig/webhooks/${ids[path]}/attempts`, { key: org.apiKey })).json()) as { attempts: { error: string; status_code: number | null; response_body: string | null; duration_ms: number }[] }).attempts[0];
+    const timedOut = await log(slow);
+    expect(timedOut).toMatchObject({ status_code: null, response_body: null });
+    expect(timedOut.error).toMatch(/^timeout: no answer within 300 ms/);
+    const answered = await log(chatty);
+    expect(answered.status_code).toBe(502);
+    expect(answered.response_body).toBe("e".repeat(1024));
+    // One attempt was all it had: the delivery is failed.
+    const [d] = ((await (await api(`/sig/webhooks/${ids[chatty]}/deliveries`, { key: org.apiKey })).json()) as { deliveries: { status: string }[] }).deliveries;
+    expect(d.status).toBe("failed");
+  });
 });
