@@ -188,10 +188,12 @@ describe("verification webhook endpoints", () => {
     const body = (await rotated.json()) as { secret: string; secret_version: number; previous_secret_expires_at: string };
     expect(body.secret).not.toBe(endpoint.secret);
     expect(body.secret_version).toBe(2);
-    const expires = Date.parse(body.previous_secret_expires_at) - Date.now();
-    expect(expires).toBeGreaterThan(23.9 * 3600_000);
-    expect(expires).toBeLessThanOrEqual(24 * 3600_000);
     const read = await (await api(`${SIG}/${endpoint.webhook_id}`, { key: org.apiKey })).text();
+    // The old secret signs for 24 h from the rotation (the endpoint's updated_at).
+    const after = JSON.parse(read) as { updated_at: string; previous_secret_expires_at: string; secret_version: number };
+    expect(after.previous_secret_expires_at).toBe(body.previous_secret_expires_at);
+    expect(Date.parse(after.previous_secret_expires_at) - Date.parse(after.updated_at)).toBe(24 * 3600_000);
+    expect(after.secret_version).toBe(2);
     expect(read).not.toContain(body.secret);
     expect(read).not.toContain(endpoint.secret);
 
