@@ -29,6 +29,12 @@ export default defineConfig(async () => {
                   JWKS_URL: `${outside.url}/jwks.json`,
                   // The loopback document host may be fetched over plain http (production allows https only).
                   INSECURE_FETCH_HOSTS: new URL(outside.url).host,
+                  // Webhooks may reach the loopback receiver; a short retry schedule (3 attempts at once) and
+                  // disabling at the first finally failed delivery, so tests see the whole lifecycle.
+                  WEBHOOK_DEV_HOSTS: new URL(outside.url).host,
+                  WEBHOOK_RETRY_SCHEDULE: "0,0",
+                  WEBHOOK_DISABLE_AFTER_SECONDS: "0",
+                  WEBHOOK_ATTEMPT_TIMEOUT_MS: "5000",
                 },
               },
             }),

@@ -17,6 +17,9 @@ import { registerCheckRoutes } from "./routes/checks";
 import { registerUsageRoutes } from "./routes/usage";
 import { registerReferenceRoutes } from "./routes/subjects/references";
 import { registerSubjectRoutes } from "./routes/subjects/subjects";
+import { registerWebhookRoutes } from "./routes/webhooks";
+import { registerArchiveWebhookRoutes } from "./routes/archive-webhooks";
+import { registerWebhookDocs } from "./routes/webhook-docs";
 
 export type App = OpenAPIHono<AppEnv>;
 
@@ -52,6 +55,9 @@ export function createApp(): App {
   registerUsageRoutes(app);
   registerSubjectRoutes(app);
   registerReferenceRoutes(app);
+  registerWebhookRoutes(app);
+  registerArchiveWebhookRoutes(app);
+  registerWebhookDocs(app);
 
   registerOpenApi(app);
   registerApiReference(app);

@@ -13,6 +13,7 @@ import type { Env } from "./env";
 import type { RegionName } from "./domain/tenancy";
 import { ITEM_BUDGET_MS } from "./domain/job";
 import { FETCH_DEADLINE_MS, STALL_WINDOW_MS } from "./fetch/url-fetch";
+import { DEFAULT_ATTEMPT_TIMEOUT_MS, DEFAULT_DISABLE_AFTER_S, DEFAULT_RETRY_DELAYS_S, type RetryConfig } from "./domain/webhook-retry";
 
 /** The production values of every timing and capacity, used when the variable is unset or empty. */
 export const DEFAULTS = {
@@ -55,6 +56,17 @@ export interface Config {
   urlFetch: {
     deadlineMs: number;
     stallWindowMs: number;
+  };
+  /** The public {base_url} of links in webhook payloads; null: the region's own address. */
+  apiBaseUrl: string | null;
+  webhooks: {
+    /** `host:port`s endpoints may use over plain http and despite being loopback (development and tests only). */
+    devHosts: string[];
+    retry: RetryConfig;
+    /** DNS-over-HTTPS JSON endpoint that re-checks endpoint addresses at each delivery. */
+    dnsUrl: string;
+    /** Key material sealing signing secrets at rest: WEBHOOK_SECRET_KEY, else OPERATOR_TOKEN. */
+    secretKey: string;
   };
 }
 
@@ -154,6 +166,18 @@ const Vars = z.object({
   CHECK_KEEPALIVE_MS: integer(DEFAULTS.checkKeepAliveMs, 10),
   URL_FETCH_DEADLINE_MS: integer(DEFAULTS.urlFetchDeadlineMs, 1),
   URL_FETCH_STALL_WINDOW_MS: integer(DEFAULTS.urlFetchStallWindowMs, 1),
+  API_BASE_URL: whenSet(httpUrl),
+  WEBHOOK_DEV_HOSTS: optionalText.transform((s) => (s === null ? [] : s.split(",").map((h) => h.trim()).filter(Boolean))),
+  WEBHOOK_RETRY_SCHEDULE: whenSet(
+    z
+      .string()
+      .regex(/^\s*\d+(\s*,\s*\d+)*\s*$/, "must be comma-separated whole seconds, e.g. 0,60,300")
+      .transform((s) => s.split(",").map((n) => Number(n.trim()))),
+  ),
+  WEBHOOK_DISABLE_AFTER_SECONDS: integer(DEFAULT_DISABLE_AFTER_S, 0),
+  WEBHOOK_ATTEMPT_TIMEOUT_MS: integer(DEFAULT_ATTEMPT_TIMEOUT_MS, 1),
+  WEBHOOK_DNS_URL: whenSet(httpUrl),
+  WEBHOOK_SECRET_KEY: whenSet(z.string().min(16, "must be at least 16 characters when set")),
 });
 
 /** The names of every variable the configuration reads. */
@@ -177,6 +201,17 @@ export function parseConfig(env: Record<string, unknown>): Config {
     insecureFetchHosts: v.INSECURE_FETCH_HOSTS,
     checks: { itemBudgetMs: v.CHECK_ITEM_BUDGET_MS, capacity: v.CHECK_CAPACITY, keepAliveMs: v.CHECK_KEEPALIVE_MS },
     urlFetch: { deadlineMs: v.URL_FETCH_DEADLINE_MS, stallWindowMs: v.URL_FETCH_STALL_WINDOW_MS },
+    apiBaseUrl: v.API_BASE_URL ? v.API_BASE_URL.replace(/\/$/, "") : null,
+    webhooks: {
+      devHosts: v.WEBHOOK_DEV_HOSTS,
+      retry: {
+        delaysS: v.WEBHOOK_RETRY_SCHEDULE ?? [...DEFAULT_RETRY_DELAYS_S],
+        disableAfterS: v.WEBHOOK_DISABLE_AFTER_SECONDS,
+        attemptTimeoutMs: v.WEBHOOK_ATTEMPT_TIMEOUT_MS,
+      },
+      dnsUrl: v.WEBHOOK_DNS_URL ?? "https://cloudflare-dns.com/dns-query",
+      secretKey: v.WEBHOOK_SECRET_KEY ?? v.OPERATOR_TOKEN,
+    },
   };
 }
 

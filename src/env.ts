@@ -43,4 +43,21 @@ export interface Env {
   CHECK_KEEPALIVE_MS?: string;
   URL_FETCH_DEADLINE_MS?: string;
   URL_FETCH_STALL_WINDOW_MS?: string;
+  /**
+   * Comma-separated `host:port`s that webhook endpoints may use over plain http and despite being
+   * loopback (local development and tests only; empty in production).
+   */
+  WEBHOOK_DEV_HOSTS?: string;
+  /** Webhook retry delays in seconds, comma-separated (default: the schedule of docs/webhooks.md). */
+  WEBHOOK_RETRY_SCHEDULE?: string;
+  /** An endpoint failing every delivery this long is disabled (default 5 days). */
+  WEBHOOK_DISABLE_AFTER_SECONDS?: string;
+  /** Deadline of one delivery attempt (default 15 s). */
+  WEBHOOK_ATTEMPT_TIMEOUT_MS?: string;
+  /** DNS-over-HTTPS JSON endpoint used to re-check endpoint addresses at each delivery. */
+  WEBHOOK_DNS_URL?: string;
+  /** Key material sealing webhook signing secrets at rest (a secret; default derived from OPERATOR_TOKEN). */
+  WEBHOOK_SECRET_KEY?: string;
+  /** The public {base_url}, for links in webhook payloads (default: the region's own address). */
+  API_BASE_URL?: string;
 }

@@ -4,6 +4,7 @@ import type { Env } from "./env";
 import { ProblemError, renderProblem } from "./http/problem";
 import { dispatchQueue } from "./queues/dispatch";
 import { sweepInboxes } from "./services/inbox";
+import { sweepWebhooks } from "./services/webhook-sweep";
 
 export { TenantGate } from "../durable-objects/tenant-gate";
 export { Job } from "../durable-objects/job";
@@ -40,5 +41,6 @@ export default {
   async scheduled(controller: ScheduledController, env: Env, _ctx: ExecutionContext): Promise<void> {
     configOf(env);
     await sweepInboxes(env, new Date(controller.scheduledTime));
+    await sweepWebhooks(env, new Date(controller.scheduledTime));
   },
 } satisfies ExportedHandler<Env>;

@@ -13,6 +13,8 @@ export const PERMISSIONS = [
   "sig:settings:manage",
   "org:read",
   "org:children:access",
+  // Designed here: managing the archive product's webhook endpoints (docs/webhooks.md).
+  "archive:webhooks:manage",
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 

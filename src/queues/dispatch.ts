@@ -3,10 +3,12 @@ import type { EnrolMessage } from "../services/enrolment";
 import { consumeEnrolments, deadLetteredEnrolment } from "./enrolments";
 import { consumeChecks, deadLetteredCheck } from "./checks";
 import { logError, logWarn } from "../util/log";
+import { consumeWebhooks } from "./webhooks";
 
 export const QUEUE_NAMES = {
   checks: "countersign-check-items",
   enrolments: "countersign-enrolments",
+  webhooks: "countersign-webhook-deliveries",
   deadLetter: "countersign-dead-letter",
 } as const;
 
@@ -29,6 +31,8 @@ export async function dispatchQueue(batch: MessageBatch<unknown>, env: Env, _ctx
       return consumeChecks(batch, env);
     case QUEUE_NAMES.enrolments:
       return consumeEnrolments(batch as MessageBatch<EnrolMessage>, env);
+    case QUEUE_NAMES.webhooks:
+      return consumeWebhooks(batch, env);
     case QUEUE_NAMES.deadLetter:
       // Messages that exhausted their retries: logged for operators, then dropped.
       for (const m of batch.messages) {

@@ -5,6 +5,7 @@ import { directory } from "../storage/directory";
 import { regionStore } from "../storage/regions";
 import { backoffSeconds } from "./retry";
 import { logError } from "../util/log";
+import { emitQueuedReference } from "../services/webhook-emitters";
 
 /**
  * The enrolment queue's consumer: enrols references queued by PUT .../references. Delivery is at least
@@ -25,7 +26,10 @@ export async function consumeEnrolments(batch: MessageBatch<EnrolMessage>, env: 
         message.retry({ delaySeconds: 30 });
         continue;
       }
-      await enrolQueued({ store: regionStore(env, org.region), engine: liveEngine() }, msg);
+      const store = regionStore(env, org.region);
+      await enrolQueued({ store, engine: liveEngine() }, msg);
+      // reference.enrolled / reference.rejected, also on a redelivery (the event id is the upload's).
+      await emitQueuedReference({ env, org, store }, msg.subjectReference, msg.refId, msg.uploadId);
       message.ack();
     } catch (err) {
       logError("enrolment failed; retrying", err, { queue: batch.queue, message_id: message.id, attempts: message.attempts, body: msg });
@@ -37,5 +41,8 @@ export async function consumeEnrolments(batch: MessageBatch<EnrolMessage>, env: 
 /** A queued enrolment that exhausted its retries becomes a visible rejection. */
 export async function deadLetteredEnrolment(env: Env, msg: EnrolMessage): Promise<void> {
   const org = await directory(env.DIRECTORY).getOrg(msg.orgId);
-  if (org) await failQueued(regionStore(env, org.region), msg);
+  if (!org) return;
+  const store = regionStore(env, org.region);
+  await failQueued(store, msg);
+  await emitQueuedReference({ env, org, store }, msg.subjectReference, msg.refId, msg.uploadId);
 }

@@ -9,7 +9,7 @@ import type { Env } from "../env";
 import type { Org, RegionStore } from "../domain/tenancy";
 import { ProblemError } from "../http/problem";
 import { countUsage } from "../http/billing";
-import { checkId, type JobMode } from "../domain/job";
+import { checkId, isFinished, type JobMode } from "../domain/job";
 import type { NormalisedItem } from "../domain/check-request";
 import type { Policy } from "../domain/policy";
 import { canonicalJson, hasEnoughReferences, type PolicySpec } from "../domain/policy";
@@ -24,6 +24,7 @@ import { cropKey, inboxExpired, inboxExpiry, inboxPrefix, inputKey, itemReferenc
 import { NotEnoughReferences } from "./check-engine-live";
 import { deletePrefix } from "../storage/files";
 import { logError } from "../util/log";
+import { emitCheckCompleted, emitJobFinished } from "./webhook-emitters";
 
 /** One message of the check queue: one item of one job. */
 export interface CheckMessage {
@@ -254,6 +255,12 @@ async function settle(ctx: CheckContext, job: CheckJobRow, result: StoredResult)
       decision: result.decision,
       at: result.completed_at,
     });
+  }
+  // Webhooks: the item's outcome, and the job's once it has finished. Emitted on every settle (a
+  // redelivery emits the same event ids again, which no endpoint receives twice).
+  await emitCheckCompleted(ctx, result);
+  if (completion && isFinished(completion.state.status)) {
+    await emitJobFinished(ctx, { ...completion.state, source: job.source, finishedAt: completion.state.finishedAt });
   }
 }
 

@@ -156,6 +156,11 @@ export class Directory {
     await this.#db.update(orgs).set(changes).where(eq(orgs.id, id));
   }
 
+  /** Changes the organisation's pinned version (callers check the upgrade and rollback rules). */
+  async setPinnedVersion(id: string, version: string): Promise<void> {
+    await this.#db.update(orgs).set({ pinnedVersion: version }).where(eq(orgs.id, id));
+  }
+
   /** Marks the organisation as moving; false when it is already moving (or unknown). */
   async beginMove(id: string, to: RegionName): Promise<boolean> {
     const res = await this.#db

@@ -80,3 +80,35 @@ export async function outsideRequests(path: string): Promise<OutsideRequest[]> {
 export async function publishJwk(jwk: object): Promise<void> {
   await control("POST", "/__jwks", { jwk });
 }
+
+export interface ReceivedWebhook {
+  id: string;
+  timestamp: string;
+  signature: string;
+  version: string | null;
+  body: { id: string; type: string; timestamp: string; version: string; org_id: string; data: Record<string, unknown> } | null;
+  /** One entry per secret the receiver was given: did the standardwebhooks library accept the message with it. */
+  verified: boolean[];
+  status: number;
+  at: number;
+}
+
+/** Makes `path` a webhook receiver on the outside server (verifying with the standardwebhooks library). */
+export async function registerReceiver(path: string, opts: { secrets: string[]; statuses?: number[]; body?: string; delay_ms?: number }): Promise<void> {
+  await control("POST", "/__webhooks/register", { path, ...opts });
+}
+
+export async function receivedWebhooks(path: string): Promise<ReceivedWebhook[]> {
+  return (await control("GET", `/__webhooks/received?path=${encodeURIComponent(path)}`)).json();
+}
+
+/** Polls the receiver until `done` holds for what it received (or the timeout passes). */
+export async function waitForWebhooks(path: string, done: (got: ReceivedWebhook[]) => boolean, timeoutMs = 20_000): Promise<ReceivedWebhook[]> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const got = await receivedWebhooks(path);
+    if (done(got)) return got;
+    if (Date.now() > until) throw new Error(`receiver ${path}: condition not met; got ${JSON.stringify(got.map((g) => [g.body?.type, g.status]))}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

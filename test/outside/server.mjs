@@ -11,16 +11,25 @@
 //   POST /__unregister {path}
 //   GET  /__requests?path=P   the requests received for P (method, path, query, headers, body_bytes, at)
 //   POST /__jwks       {jwk} adds a public key to the key set served at GET /jwks.json
+//   POST /__webhooks/register {path, secrets: ["whsec_..."], statuses?: [500, 500, 200], delay_ms?, body?}
+//                      makes `path` a webhook receiver: each POST answers the next status of `statuses`
+//                      (the last one repeats; default 200) with `body`, and is verified against each secret
+//                      with the `standardwebhooks` library (our Service-* headers mapped onto its
+//                      webhook-* names), never with the service's own code.
+//   GET  /__webhooks/received?path=P   what the receiver got: {id, timestamp, signature, version, body,
+//                      verified: [one boolean per secret], status, at}
 //
 // Test files run in parallel against the same server, so each test registers paths under a prefix of
 // its own (test/helpers/outside.ts: uniquePath()).
 import http from "node:http";
+import { Webhook } from "standardwebhooks";
 
 export async function startOutsideServer() {
   const routes = new Map();
   const log = [];
   const jwks = { keys: [] };
   const sockets = new Set();
+  const receivers = new Map();
 
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://outside");
@@ -35,6 +44,8 @@ export async function startOutsideServer() {
         body_bytes: body.length,
         at: Date.now(),
       });
+      const receiver = receivers.get(url.pathname);
+      if (receiver && req.method === "POST") return receive(receiver, req, body, res);
       if (url.pathname === "/jwks.json") return send(res, 200, { "content-type": "application/json" }, JSON.stringify(jwks));
       const route = routes.get(url.pathname);
       if (!route || (route.method && route.method !== req.method) || route.times === 0) {
@@ -63,6 +74,16 @@ export async function startOutsideServer() {
       const path = url.searchParams.get("path");
       return send(res, 200, { "content-type": "application/json" }, JSON.stringify(log.filter((r) => !path || r.path === path)));
     }
+    if (url.pathname === "/__webhooks/register" && method === "POST") {
+      if (typeof input.path !== "string" || !input.path.startsWith("/")) return send(res, 400, {}, "path required");
+      receivers.set(input.path, { ...input, secrets: input.secrets ?? [], statuses: input.statuses ?? [200], received: [] });
+      return send(res, 204, {}, "");
+    }
+    if (url.pathname === "/__webhooks/received" && method === "GET") {
+      const receiver = receivers.get(url.searchParams.get("path"));
+      if (!receiver) return send(res, 404, {}, "no such receiver");
+      return send(res, 200, { "content-type": "application/json" }, JSON.stringify(receiver.received));
+    }
     if (url.pathname === "/__jwks" && method === "POST") {
       if (!input.jwk || typeof input.jwk !== "object") return send(res, 400, {}, "jwk required");
       jwks.keys = jwks.keys.filter((k) => k.kid !== input.jwk.kid).concat([input.jwk]);
@@ -87,6 +108,42 @@ export async function startOutsideServer() {
         server.close(() => resolve());
       }),
   };
+}
+
+/** A webhook receiver: verifies with the standardwebhooks library, records, answers the scripted status. */
+async function receive(receiver, req, body, res) {
+  const text = body.toString("utf8");
+  const headers = {
+    "webhook-id": req.headers["service-webhook-id"] ?? "",
+    "webhook-timestamp": req.headers["service-webhook-timestamp"] ?? "",
+    "webhook-signature": req.headers["service-signature"] ?? "",
+  };
+  const verified = receiver.secrets.map((secret) => {
+    try {
+      new Webhook(secret).verify(text, headers);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  const n = receiver.received.length;
+  const status = receiver.statuses[Math.min(n, receiver.statuses.length - 1)];
+  let parsed = null;
+  try {
+    parsed = JSON.parse(text);
+  } catch {}
+  receiver.received.push({
+    id: headers["webhook-id"],
+    timestamp: headers["webhook-timestamp"],
+    signature: headers["webhook-signature"],
+    version: req.headers["service-version"] ?? null,
+    body: parsed,
+    verified,
+    status,
+    at: Date.now(),
+  });
+  if (receiver.delay_ms) await sleep(receiver.delay_ms);
+  send(res, status, { "content-type": "text/plain" }, receiver.body ?? (status < 300 ? "ok" : `failing with ${status}`));
 }
 
 async function serve(route, res) {

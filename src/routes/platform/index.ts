@@ -3,6 +3,7 @@ import { registerAuditRoutes } from "./audit";
 import { registerKeyRoutes } from "./keys";
 import { registerMeRoutes } from "./me";
 import { registerOrgRoutes } from "./orgs";
+import { registerVersionPinRoutes } from "./version-pin";
 
 /** The platform surface under /platform/: operator routes (operator credential) and tenant self-service. */
 export function registerPlatformRoutes(app: App): void {
@@ -15,4 +16,5 @@ export function registerPlatformRoutes(app: App): void {
   registerKeyRoutes(app);
   registerMeRoutes(app);
   registerAuditRoutes(app);
+  registerVersionPinRoutes(app);
 }

@@ -1,0 +1,94 @@
+/**
+ * The service's own webhook events, emitted where they happen: a checked item's outcome, a finished
+ * job, a queued reference enrolled or rejected. Each event id is derived from what happened (job, item,
+ * upload and kind), so the at-least-once paths that call these (queue redeliveries) emit the same event
+ * again and no endpoint receives it twice.
+ */
+import { configOf } from "../config";
+import type { Env } from "../env";
+import type { Org, RegionStore } from "../domain/tenancy";
+import { hostOfRegion } from "../http/region";
+import { deterministicEventId } from "../domain/webhook-events";
+import type { JobStatus } from "../domain/job";
+import { subjectsRepo } from "../storage/subjects";
+import { renderResult, type StoredResult } from "./check-results";
+import { publishEvent } from "./webhooks";
+
+export interface EmitDeps {
+  env: Env;
+  org: Org;
+  store: RegionStore;
+}
+
+/** The public address links in payloads point at. */
+export function payloadBaseUrl(env: Env, org: Org): string {
+  const base = configOf(env).apiBaseUrl;
+  if (base) return base;
+  return `https://${hostOfRegion(env, org.region) ?? "api.countersign.localhost"}`;
+}
+
+export async function emitCheckCompleted(deps: EmitDeps, result: StoredResult): Promise<void> {
+  const id = await deterministicEventId(deps.org.id, "check.completed", result.check_id);
+  await publishEvent(deps, "sig", { id, type: "check.completed", data: renderResult(result, payloadBaseUrl(deps.env, deps.org)), at: result.completed_at });
+}
+
+export interface FinishedJob {
+  jobId: string;
+  status: JobStatus;
+  source: "api" | "bucket";
+  itemCount: number;
+  completed: number;
+  errored: number;
+  createdAt: string;
+  finishedAt: string | null;
+}
+
+/** `job.completed` or `job.failed` (also for a rejected job) once a job has finished; nothing before. */
+export async function emitJobFinished(deps: EmitDeps, job: FinishedJob): Promise<void> {
+  if (job.status !== "completed" && job.status !== "failed" && job.status !== "rejected") return;
+  const type = job.status === "completed" ? "job.completed" : "job.failed";
+  const { results } = await deps.store.db
+    .prepare("SELECT COALESCE(decision, 'ERROR') AS d, COUNT(*) AS n FROM check_items WHERE org_id = ? AND job_id = ? AND state = 'done' GROUP BY d")
+    .bind(deps.org.id, job.jobId)
+    .all<{ d: string; n: number }>();
+  const decisions = Object.fromEntries(results.map((r) => [r.d, r.n]));
+  const id = await deterministicEventId(deps.org.id, type, job.jobId);
+  await publishEvent(deps, "sig", {
+    id,
+    type,
+    at: job.finishedAt ?? undefined,
+    data: {
+      job_id: job.jobId,
+      status: job.status,
+      source: job.source,
+      item_count: job.itemCount,
+      completed_items: job.completed,
+      errored_items: job.errored,
+      decisions,
+      created_at: job.createdAt,
+      finished_at: job.finishedAt ?? new Date().toISOString(),
+      status_url: `${payloadBaseUrl(deps.env, deps.org)}/sig/checks/${job.jobId}`,
+    },
+  });
+}
+
+/** `reference.enrolled` or `reference.rejected` for a queued upload that has its outcome. */
+export async function emitQueuedReference(deps: EmitDeps, subjectReference: string, refId: string, uploadId: string): Promise<void> {
+  const row = await subjectsRepo(deps.store.db).reference(deps.org.id, subjectReference, refId);
+  if (!row || row.uploadId !== uploadId || (row.status !== "enrolled" && row.status !== "rejected")) return;
+  const type = row.status === "enrolled" ? "reference.enrolled" : "reference.rejected";
+  const id = await deterministicEventId(deps.org.id, type, `${subjectReference}/${refId}/${uploadId}`);
+  await publishEvent(deps, "sig", {
+    id,
+    type,
+    data: {
+      subject_reference: subjectReference,
+      ref_id: refId,
+      status: row.status,
+      source: row.source,
+      rejected_reason: row.rejectedReason ?? null,
+      rejected_detail: row.rejectedDetail ?? null,
+      at: row.enrolledAt ?? new Date().toISOString(),
+    },
+  });
+}
