@@ -13,6 +13,8 @@ import { registerCheckRoutes } from "./routes/checks";
 import { registerUsageRoutes } from "./routes/usage";
 import { registerReferenceRoutes } from "./routes/subjects/references";
 import { registerSubjectRoutes } from "./routes/subjects/subjects";
+import { registerSessionRoutes } from "./routes/sessions";
+import { registerLiveRoutes } from "./routes/live";
 
 export type App = OpenAPIHono<AppEnv>;
 
@@ -47,6 +49,8 @@ export function createApp(): App {
   registerUsageRoutes(app);
   registerSubjectRoutes(app);
   registerReferenceRoutes(app);
+  registerSessionRoutes(app);
+  registerLiveRoutes(app);
 
   registerOpenApi(app);
 
