@@ -83,6 +83,8 @@ export class LiveCapture extends DurableObject<Env> {
       if (!(await registry.admit(spec.orgId, count + 1, spec.limits.instance))) {
         return refuse(503, "unavailable", `The service has ${spec.limits.instance} live connections open; retry shortly.`);
       }
+      // Remembered for reporting counts after the last socket has gone (when no attachment is left to ask).
+      await this.ctx.storage.put("orgId", spec.orgId);
       const { 0: client, 1: server } = new WebSocketPair();
       this.ctx.acceptWebSocket(server);
       const now = Date.now();
@@ -205,18 +207,10 @@ export class LiveCapture extends DurableObject<Env> {
   }
 
   async #report(): Promise<void> {
-    const orgId = this.#orgId();
+    const orgId = await this.ctx.storage.get<string>("orgId");
     if (!orgId) return;
     const registry = this.env.LIVE_CAPTURE.get(this.env.LIVE_CAPTURE.idFromName(INSTANCE_NAME));
     await registry.report(orgId, this.#open().length);
-  }
-
-  #orgId(): string | null {
-    for (const ws of this.ctx.getWebSockets()) {
-      const att = ws.deserializeAttachment() as Attachment | null;
-      if (att) return att.credential.orgId;
-    }
-    return null;
   }
 
   // --- The INSTANCE object: connection counts reported by each tenant's object. ---
