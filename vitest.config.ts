@@ -11,27 +11,46 @@ export default defineConfig(async () => {
   const outside = await startOutsideServer();
 
   return {
-    plugins: [
-      cloudflareTest({
-        wrangler: { configPath: "./wrangler.toml" },
-        miniflare: {
-          bindings: {
-            TEST_DIRECTORY_MIGRATIONS: directoryMigrations,
-            TEST_REGION_MIGRATIONS: regionMigrations,
-            OPERATOR_TOKEN: "test-operator-token",
-            TEST_OUTSIDE_URL: outside.url,
-            JWKS_URL: `${outside.url}/jwks.json`,
-            // The loopback document host may be fetched over plain http (production allows https only).
-            INSECURE_FETCH_HOSTS: new URL(outside.url).host,
+    test: {
+      // Two projects: everything inside workerd, and the browser tests in Node (they start the Worker
+      // with wrangler and drive headless Chromium, which cannot run inside workerd).
+      projects: [
+        {
+          plugins: [
+            cloudflareTest({
+              wrangler: { configPath: "./wrangler.toml" },
+              miniflare: {
+                bindings: {
+                  TEST_DIRECTORY_MIGRATIONS: directoryMigrations,
+                  TEST_REGION_MIGRATIONS: regionMigrations,
+                  OPERATOR_TOKEN: "test-operator-token",
+                  TEST_OUTSIDE_URL: outside.url,
+                  JWKS_URL: `${outside.url}/jwks.json`,
+                  // The loopback document host may be fetched over plain http (production allows https only).
+                  INSECURE_FETCH_HOSTS: new URL(outside.url).host,
+                },
+              },
+            }),
+          ],
+          test: {
+            name: "workers",
+            setupFiles: ["./test/setup/apply-migrations.ts"],
+            include: ["test/**/*.test.ts"],
+            exclude: ["test/browser/**"],
+            testTimeout: 30_000,
+            hookTimeout: 60_000,
           },
         },
-      }),
-    ],
-    test: {
-      setupFiles: ["./test/setup/apply-migrations.ts"],
-      include: ["test/**/*.test.ts"],
-      testTimeout: 30_000,
-      hookTimeout: 60_000,
+        {
+          test: {
+            name: "browser",
+            environment: "node",
+            include: ["test/browser/**/*.test.ts"],
+            testTimeout: 120_000,
+            hookTimeout: 180_000,
+          },
+        },
+      ],
     },
   };
 });
