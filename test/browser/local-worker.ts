@@ -36,8 +36,13 @@ const quietEnv = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", N
 
 export async function startLocalWorker(vars: Record<string, string> = {}): Promise<LocalWorker> {
   const state = mkdtempSync(path.join(tmpdir(), "countersign-browser-"));
-  for (const db of DATABASES) {
-    await run(WRANGLER, ["d1", "migrations", "apply", db, "--local", "--persist-to", state], { cwd: ROOT, env: quietEnv });
+  try {
+    for (const db of DATABASES) {
+      await run(WRANGLER, ["d1", "migrations", "apply", db, "--local", "--persist-to", state], { cwd: ROOT, env: quietEnv });
+    }
+  } catch (err) {
+    rmSync(state, { recursive: true, force: true });
+    throw err;
   }
   const port = await freePort();
   const inspector = await freePort();
