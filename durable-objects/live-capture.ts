@@ -190,7 +190,10 @@ export class LiveCapture extends DurableObject<Env> {
         // Connections sharing a credential share one look-up.
         const key = JSON.stringify(att.credential);
         let verdict = verdicts.get(key);
-        if (!verdict) verdicts.set(key, (verdict = credentialProblem(this.env, att.credential, now)));
+        if (!verdict) {
+          verdict = credentialProblem(this.env, att.credential, now);
+          verdicts.set(key, verdict);
+        }
         const problem = await verdict;
         if (problem) {
           ws.close(CLOSE_CREDENTIAL, problem);

@@ -1,8 +1,6 @@
 // The capture page: camera preview, one guidance reply per preview frame over the live WebSocket, then
 // one streamed check with the session token. Opened as /capture#session=<token>&subject=<reference>:
 // the token travels in the fragment, which browsers never send to a server.
-"use strict";
-
 const FRAME_INTERVAL_MS = 200; // at most 5 frames a second (spec 4.4)
 const PREVIEW_MAX_SIDE = 640; // preview frames are at most 640 px on the long side
 const READY_TO_CAPTURE = 2; // ready replies before capturing on its own
@@ -119,7 +117,7 @@ function live(token, onReady) {
     }
     ui.cue.textContent = reply.message;
     ui.cue.dataset.cue = reply.cue;
-    drawBox(reply.signature, frame && frame.preview);
+    drawBox(reply.signature, frame?.preview);
     if (reply.ready && frame) {
       readyCount += 1;
       if (!best || reply.quality.score > best.score) best = { score: reply.quality.score, canvas: frame.full };
@@ -170,8 +168,7 @@ async function readEvents(body, onEvent) {
     const { value, done } = await reader.read();
     if (done) break;
     buffer += value;
-    let cut;
-    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+    for (let cut = buffer.indexOf("\n\n"); cut >= 0; cut = buffer.indexOf("\n\n")) {
       const block = buffer.slice(0, cut);
       buffer = buffer.slice(cut + 2);
       const lines = block.split("\n");
@@ -238,7 +235,7 @@ async function main() {
     captured = true;
     ui.capture.disabled = true;
     session.stop();
-    stream.getTracks().forEach((t) => t.stop());
+    for (const track of stream.getTracks()) track.stop();
     check(token, subject, canvas).catch(() => fail("The check could not be completed. Reload the page to try again."));
   };
   const session = live(token, capture);

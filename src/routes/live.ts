@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { decodeJwt } from "jose";
 import type { App } from "../app";
+import type { Caller } from "../http/context";
 import { AUTH_PROBLEMS, defineRoute, problems } from "../http/route";
 import { ProblemError, invalidField, type ProblemCode } from "../http/problem";
 import { SESSION_SUBPROTOCOL, bearerToken } from "../http/auth";
@@ -70,6 +71,18 @@ const live = defineRoute(
   },
 );
 
+/** What the live object re-checks of the caller's credential while the connection is open. */
+function liveCredential(caller: Caller, orgId: string, bearer: string | null): LiveCredential {
+  if (caller.kind === "session" && caller.sessionId) return { kind: "session", orgId, sessionId: caller.sessionId };
+  if (caller.kind === "api_key" && caller.keyId) return { kind: "api_key", orgId, keyId: caller.keyId };
+  if (caller.kind === "user" && caller.userId && bearer) {
+    // Verified by authentication already; only its expiry is read here.
+    const exp = decodeJwt(bearer).exp;
+    return { kind: "user", orgId, userId: caller.userId, expiresAt: typeof exp === "number" ? exp * 1000 : null };
+  }
+  throw new Error(`caller of kind ${caller.kind} without its id`);
+}
+
 export function registerLiveRoutes(app: App): void {
   app.openapi(live, async (c) => {
     if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") throw invalidField("Upgrade", "must be websocket: GET /sig/live is a WebSocket");
@@ -77,19 +90,14 @@ export function registerLiveRoutes(app: App): void {
     const caller = c.get("caller");
     const offered = (c.req.header("Sec-WebSocket-Protocol") ?? "").split(",").map((p) => p.trim());
 
-    let credential: LiveCredential;
+    const credential = liveCredential(caller, tenant.org.id, bearerToken(c.req.header("Authorization")));
     let inputType = "photo";
     let policyName = DEFAULT_POLICY_NAME;
-    if (caller.kind === "session") {
-      credential = { kind: "session", orgId: tenant.org.id, sessionId: caller.sessionId! };
-      const session = await sessionsRepo(tenant.store.db).get(tenant.org.id, caller.sessionId!);
+    if (credential.kind === "session") {
+      // The session's own settings guide its capture.
+      const session = await sessionsRepo(tenant.store.db).get(tenant.org.id, credential.sessionId);
       inputType = session?.inputType ?? inputType;
       policyName = session?.policy ?? policyName;
-    } else if (caller.kind === "api_key") {
-      credential = { kind: "api_key", orgId: tenant.org.id, keyId: caller.keyId! };
-    } else {
-      const exp = decodeJwt(bearerToken(c.req.header("Authorization"))!).exp;
-      credential = { kind: "user", orgId: tenant.org.id, userId: caller.userId!, expiresAt: typeof exp === "number" ? exp * 1000 : null };
     }
     const policy = await getLatestPolicy(tenant.store.db, { id: tenant.org.id, createdAt: tenant.org.createdAt }, policyName);
     const settings = liveSettings(c.env);

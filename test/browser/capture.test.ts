@@ -84,6 +84,9 @@ describe("the capture page", () => {
     expect(res.headers.get("Content-Type")).toContain("text/html");
     expect(res.headers.get("Content-Security-Policy")).toContain("default-src 'none'");
     expect(await res.text()).toContain('src="/capture.js"');
+    const script = await fetch(`${worker.base}/capture.js`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get("Content-Type")).toContain("javascript");
   });
 
   it("guides to ready, captures, runs the streamed check and shows the decision (phone viewport, fake camera)", async () => {

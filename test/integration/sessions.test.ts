@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { api, createOrg, operator, type CreatedOrg } from "../helpers/tenant";
 import { signaturePng } from "../helpers/signatures";
-import { checkForm, enrolWriter, expectProblem } from "../helpers/checks";
+import { checkForm, enrolWriter } from "../helpers/checks";
 import { expectRefusal, mintSession, sessionCheck } from "../helpers/sessions";
 
 let org: CreatedOrg;
