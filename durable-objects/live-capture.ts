@@ -13,7 +13,7 @@ import {
   type LiveTimings,
 } from "../src/domain/live";
 import { credentialProblem, type LiveCredential } from "../src/services/sessions";
-import { FRAME_MAX_BYTES, analyseFrame } from "../src/verify/pipeline-frame";
+import { FRAME_MAX_BYTES, analyseFrame, type FrameAnalysis } from "../src/verify/pipeline-frame";
 import { isVerifyError } from "../src/verify/types";
 
 /**
@@ -22,8 +22,11 @@ import { isVerifyError } from "../src/verify/types";
  * exactly (one object, one count). One more object of this class, named INSTANCE, only keeps the
  * connection counts each tenant object reports, for the limit across the instance (200).
  *
- * Each client message gets exactly one JSON reply, in order: messages are handled one after another on
- * a promise chain, so an await inside the analysis can never let a later frame's reply overtake it.
+ * Each client message gets exactly one JSON reply, in order: each connection's messages are handled one
+ * after another on that connection's promise chain, so a later frame's reply can never overtake an
+ * earlier one. The analysis itself runs in a third role of this class, one object per connection
+ * (`live:analyse:<connection id>`): the tenant's object only routes frames and replies, so twenty busy
+ * connections spread their CPU over twenty objects instead of queueing behind each other in one.
  * Frames are analysed in memory and dropped; nothing of them is stored.
  */
 
@@ -41,6 +44,8 @@ export interface LiveConnect {
 
 /** Kept with each socket (survives hibernation). */
 interface Attachment {
+  /** Names the connection's analysis object and its promise chain. */
+  id: string;
   credential: LiveCredential;
   inputType: string;
   qualityFloor: number;
@@ -56,6 +61,8 @@ interface Attachment {
 export const LIVE_CONNECT_HEADER = "X-Live-Connect";
 export const INSTANCE_NAME = "live:instance";
 
+type FrameOutcome = { ok: true; analysis: FrameAnalysis } | { ok: false; code: string; message: string };
+
 /** A refusal before the upgrade, turned into a problem document by the route. */
 function refuse(status: 429 | 503, code: string, detail: string): Response {
   return Response.json({ code, detail }, { status });
@@ -64,7 +71,8 @@ function refuse(status: 429 | 503, code: string, detail: string): Response {
 export class LiveCapture extends DurableObject<Env> {
   /** Connections accepted but not yet counted among the open sockets (an await is in between). */
   #pending = 0;
-  #queue: Promise<void> = Promise.resolve();
+  /** The tail of each connection's chain of messages being answered. */
+  #chains = new Map<string, Promise<void>>();
 
   #open(): WebSocket[] {
     return this.ctx.getWebSockets().filter((ws) => ws.readyState === WebSocket.OPEN);
@@ -89,6 +97,7 @@ export class LiveCapture extends DurableObject<Env> {
       this.ctx.acceptWebSocket(server);
       const now = Date.now();
       const att: Attachment = {
+        id: crypto.randomUUID(),
         credential: spec.credential,
         inputType: spec.inputType,
         qualityFloor: spec.qualityFloor,
@@ -110,9 +119,15 @@ export class LiveCapture extends DurableObject<Env> {
 
   webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     const arrived = Date.now();
-    const run = this.#queue.then(() => this.#answer(ws, message, arrived));
-    this.#queue = run.catch((err) => console.error("live frame failed", err));
-    return this.#queue;
+    const { id } = ws.deserializeAttachment() as Attachment;
+    const run = (this.#chains.get(id) ?? Promise.resolve())
+      .then(() => this.#answer(ws, message, arrived))
+      .catch((err) => console.error("live frame failed", err));
+    this.#chains.set(id, run);
+    void run.then(() => {
+      if (this.#chains.get(id) === run) this.#chains.delete(id);
+    });
+    return run;
   }
 
   async #answer(ws: WebSocket, message: string | ArrayBuffer, arrived: number): Promise<void> {
@@ -141,14 +156,23 @@ export class LiveCapture extends DurableObject<Env> {
   }
 
   async #analyse(bytes: Uint8Array, att: Attachment, error: (code: LiveErrorCode, detail: string) => LiveMessage): Promise<LiveMessage> {
+    const analyser = this.env.LIVE_CAPTURE.get(this.env.LIVE_CAPTURE.idFromName(`live:analyse:${att.id}`));
+    const outcome = await analyser.analyse(bytes, { qualityFloor: att.qualityFloor, inputType: att.inputType });
+    if (outcome.ok) return guidance(att.seq, outcome.analysis);
+    if (outcome.code === "too_large" || outcome.code === "too_many_pixels") return error("frame_too_large", outcome.message);
+    if (outcome.code === "unsupported_format") return error("unsupported_frame", outcome.message);
+    return error("unreadable_frame", `The frame cannot be read (${outcome.code}: ${outcome.message}).`);
+  }
+
+  // --- An analysis object (one per connection): analyses one frame in memory; keeps nothing. ---
+
+  async analyse(bytes: Uint8Array, opts: { qualityFloor: number; inputType: string }): Promise<FrameOutcome> {
     try {
-      const analysis = await analyseFrame(bytes, { qualityFloor: att.qualityFloor, inputType: att.inputType });
-      return guidance(att.seq, analysis);
+      return { ok: true, analysis: await analyseFrame(bytes, opts) };
     } catch (err) {
+      // Errors cross the RPC boundary as plain values: the class of a thrown error would not.
       if (!isVerifyError(err)) throw err;
-      if (err.code === "too_large" || err.code === "too_many_pixels") return error("frame_too_large", err.message);
-      if (err.code === "unsupported_format") return error("unsupported_frame", err.message);
-      return error("unreadable_frame", `The frame cannot be read (${err.code}: ${err.message}).`);
+      return { ok: false, code: err.code, message: err.message };
     }
   }
 

@@ -1,6 +1,7 @@
 /**
  * Live capture: the reply time of one 640 px JPEG preview frame through the LiveCapture Durable Object
- * (frame sent on the socket, guidance reply received), against the analysis alone (analyseFrame).
+ * (frame sent on the socket, guidance reply received; the tenant's object hands the frame to the
+ * connection's analysis object), against the analysis alone (analyseFrame) and an unanalysed round trip.
  * Target (issue 10): median reply <= 30 ms. Frames are paced at 5 per second, as the spec allows.
  */
 import { env } from "cloudflare:workers";
@@ -37,6 +38,16 @@ it("live frame reply", async () => {
   ws.addEventListener("message", (e) => resolveReply?.(e.data as string));
 
   const lines: string[] = [];
+  // The socket and the tenant's object alone: a text message is answered with an error, unanalysed.
+  const bare: number[] = [];
+  for (let i = 0; i < FRAMES + 1; i++) {
+    const reply = new Promise<string>((r) => (resolveReply = r));
+    const t = performance.now();
+    ws.send("ping");
+    await reply;
+    if (i > 0) bare.push(performance.now() - t);
+  }
+  lines.push(`unanalysed message round trip (socket and tenant object only): median ${median(bare).toFixed(1)} ms`);
   for (const [name, bytes] of Object.entries(frames)) {
     const through: number[] = [];
     for (let i = 0; i < FRAMES + 1; i++) {
