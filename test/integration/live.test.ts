@@ -1,5 +1,6 @@
+import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { REGION_BASE, api, createOrg, operator, type CreatedOrg } from "../helpers/tenant";
+import { REGION_BASE, api, createOrg, mintKey, operator, type CreatedOrg } from "../helpers/tenant";
 import { enrolWriter } from "../helpers/checks";
 import { mintSession } from "../helpers/sessions";
 import { liveSettings, openLive, type LiveSocket } from "../helpers/live";
@@ -203,6 +204,27 @@ describe("GET /sig/live: closing rules (short timings)", () => {
       await operator("POST", `/platform/orgs/${tenant.orgId}/suspend`);
       expect(await bySession.closed).toEqual({ code: 1008, reason: "organisation_suspended" });
       expect(await byKey.closed).toEqual({ code: 1008, reason: "organisation_suspended" });
+    } finally {
+      reset();
+    }
+  });
+
+  it("closes with 1008 at the re-check once the session has expired, or the API key is revoked", async () => {
+    const reset = liveSettings({ LIVE_RECHECK_MS: "200" });
+    try {
+      const tenant = await createOrg();
+      await enrolWriter(tenant.apiKey, "gus", 8, 1);
+      const s = await mintSession(tenant.apiKey, { subject_reference: "gus", expires_in: 60 });
+      const bySession = await openLive({ key: s.token });
+      const other = await mintKey(tenant.orgId, ["sig:checks:create"]);
+      const byKey = await openLive({ key: other.apiKey });
+      // Time passing, without waiting for it: the session's expiry moves into the past.
+      await env.DB_US.prepare("UPDATE sessions SET expires_at = ? WHERE session_id = ?")
+        .bind(new Date(Date.now() - 1000).toISOString(), s.session_id.slice(4))
+        .run();
+      expect(await bySession.closed).toEqual({ code: 1008, reason: "session_expired" });
+      await operator("DELETE", `/platform/orgs/${tenant.orgId}/keys/${other.keyId}`);
+      expect(await byKey.closed).toEqual({ code: 1008, reason: "key_revoked" });
     } finally {
       reset();
     }
