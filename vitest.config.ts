@@ -14,6 +14,8 @@ export default defineConfig(async () => {
     test: {
       testTimeout: 30_000,
       hookTimeout: 60_000,
+      // Three projects: everything inside workerd; Node-side checks (test/node); and the browser tests (test/browser),
+      // which start the Worker with wrangler and drive headless Chromium, which cannot run inside workerd.
       projects: [
         {
           extends: true,
@@ -43,7 +45,7 @@ export default defineConfig(async () => {
             name: "workers",
             setupFiles: ["./test/setup/apply-migrations.ts"],
             include: ["test/**/*.test.ts"],
-            exclude: ["test/node/**"],
+            exclude: ["test/node/**", "test/browser/**"],
           },
         },
         {
@@ -52,6 +54,15 @@ export default defineConfig(async () => {
           // workerd forbids). These start the Worker with wrangler when they need it.
           extends: true,
           test: { name: "node", environment: "node", include: ["test/node/**/*.test.mjs"] },
+        },
+        {
+          test: {
+            name: "browser",
+            environment: "node",
+            include: ["test/browser/**/*.test.ts"],
+            testTimeout: 120_000,
+            hookTimeout: 180_000,
+          },
         },
       ],
     },

@@ -1,6 +1,7 @@
 // `npm run ops -- <command>`: the operator's platform routes for local use. See --help.
 import { parseArgs } from "node:util";
 import { platformClient } from "./platform-client.mjs";
+import { DEMO_SUBJECT, demoKey, demoSessionLink } from "./seed.mjs";
 
 const ALL = ["sig:checks:create", "sig:checks:read", "sig:subjects:read", "sig:references:write", "sig:references:delete", "sig:settings:manage", "org:read", "org:children:access"];
 
@@ -21,6 +22,10 @@ API keys
   keys revoke ORG_ID KEY_ID
 Audit log
   audit ORG_ID [--limit N] [--cursor CURSOR]
+Live capture
+  session [SUBJECT] [--key API_KEY]
+              mints a session and prints its capture page link (default: the demo subject, enrolled from
+              demo-images/ if needed, with the demo key that \`npm start\` wrote)
 
 Options
   --base URL    the service (default $COUNTERSIGN_URL or http://127.0.0.1:8787)
@@ -48,6 +53,7 @@ const { values: o, positionals } = parseArgs({
     expires: { type: "string" },
     limit: { type: "string" },
     cursor: { type: "string" },
+    key: { type: "string" },
   },
 });
 
@@ -69,7 +75,7 @@ const print = (x) => console.log(JSON.stringify(x, null, 2));
 
 try {
   const { call } = platformClient(base);
-  const key = `${group} ${group === "audit" ? "" : action ?? ""}`.trim();
+  const key = `${group} ${group === "audit" || group === "session" ? "" : action ?? ""}`.trim();
   switch (key) {
     case "orgs create":
       print(
@@ -123,6 +129,12 @@ try {
       if (o.limit) q.set("limit", o.limit);
       if (o.cursor) q.set("cursor", o.cursor);
       print(await call("GET", `/platform/orgs/${need(action, "ORG_ID")}/audit${q.size ? `?${q}` : ""}`));
+      break;
+    }
+    case "session": {
+      const apiKey = o.key ?? demoKey();
+      if (!apiKey) usage("no --key given and no demo key yet (run npm start once)");
+      console.log(await demoSessionLink(base, apiKey, action ?? DEMO_SUBJECT));
       break;
     }
     default:

@@ -1,6 +1,7 @@
 // Seeds the local service (called by scripts/start.mjs once `wrangler dev` answers): a demo organisation
 // "Demo" in region us with billing active and an API key holding every permission. Idempotent: the key is
 // kept in .wrangler/demo-key.txt and reused while it still works against the local state.
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { platformClient } from "./platform-client.mjs";
 
@@ -36,6 +37,12 @@ export async function seedDemo(base) {
     me = await keyWorks(base, key);
     if (!me) throw new Error("the freshly minted demo key does not authenticate");
   }
+  let link = null;
+  try {
+    link = await demoSessionLink(base, key);
+  } catch (err) {
+    console.error("minting a demo session link failed:", err.message);
+  }
   console.log(`
 Countersign is running at ${base}
   demo organisation: ${me.org.org_id} (region ${me.org.region})
@@ -46,7 +53,41 @@ Countersign is running at ${base}
   curl -H "Authorization: Bearer ${key}" ${base}/sig/policies
 
   npm run ops -- --help      (operator commands: organisations, keys, audit log)
-`);
+${link ? `
+  Live capture for the demo subject ${DEMO_SUBJECT} (open on this machine; valid 15 minutes, one check):
+  ${link}
+  npm run ops -- session     (mints another link)
+` : ""}`);
+}
+
+export const DEMO_SUBJECT = "alice";
+
+/** The demo key written by seedDemo, for commands that act as the demo organisation. */
+export function demoKey() {
+  return existsSync(KEY_FILE) ? readFileSync(KEY_FILE, "utf8").trim() : null;
+}
+
+/**
+ * A capture page link (session token in the fragment) for `subject`, enrolling the demo subject first
+ * from demo-images/ (written by `npm run demo:images`) when it has no references yet.
+ */
+export async function demoSessionLink(base, key, subject = DEMO_SUBJECT) {
+  const auth = { Authorization: `Bearer ${key}` };
+  const existing = await fetch(`${base}/sig/subjects/${subject}`, { headers: auth });
+  if (existing.status === 404 && subject === DEMO_SUBJECT) {
+    if (!existsSync("demo-images/alice-1.png")) execFileSync("node", ["--import", "tsx", "scripts/demo-images.ts"], { stdio: "ignore" });
+    const form = new FormData();
+    for (let i = 1; i <= 3; i++) form.append(`alice-${i}`, new Blob([readFileSync(`demo-images/alice-${i}.png`)], { type: "image/png" }), `alice-${i}.png`);
+    const enrolled = await fetch(`${base}/sig/subjects/${subject}/references`, { method: "PUT", headers: auth, body: form });
+    if (!enrolled.ok) throw new Error(`enrolling ${subject}: ${enrolled.status} ${await enrolled.text()}`);
+  }
+  const res = await fetch(`${base}/sig/sessions`, {
+    method: "POST",
+    headers: { ...auth, "Content-Type": "application/json" },
+    body: JSON.stringify({ subject_reference: subject }),
+  });
+  if (!res.ok) throw new Error(`POST /sig/sessions: ${res.status} ${await res.text()}`);
+  return (await res.json()).capture_url;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

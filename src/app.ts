@@ -20,6 +20,8 @@ import { registerSubjectRoutes } from "./routes/subjects/subjects";
 import { registerWebhookRoutes } from "./routes/webhooks";
 import { registerArchiveWebhookRoutes } from "./routes/archive-webhooks";
 import { registerWebhookDocs } from "./routes/webhook-docs";
+import { registerSessionRoutes } from "./routes/sessions";
+import { registerLiveRoutes } from "./routes/live";
 
 export type App = OpenAPIHono<AppEnv>;
 
@@ -58,6 +60,8 @@ export function createApp(): App {
   registerWebhookRoutes(app);
   registerArchiveWebhookRoutes(app);
   registerWebhookDocs(app);
+  registerSessionRoutes(app);
+  registerLiveRoutes(app);
 
   registerOpenApi(app);
   registerApiReference(app);

@@ -13,6 +13,7 @@ import type { Env } from "./env";
 import type { RegionName } from "./domain/tenancy";
 import { ITEM_BUDGET_MS } from "./domain/job";
 import { FETCH_DEADLINE_MS, STALL_WINDOW_MS } from "./fetch/url-fetch";
+import { LIVE_IDLE_MS, LIVE_INSTANCE_CONNECTIONS, LIVE_MAX_MS, LIVE_RECHECK_MS, LIVE_TENANT_CONNECTIONS, type LiveTimings } from "./domain/live";
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, DEFAULT_DISABLE_AFTER_S, DEFAULT_RETRY_DELAYS_S, type RetryConfig } from "./domain/webhook-retry";
 
 /** The production values of every timing and capacity, used when the variable is unset or empty. */
@@ -57,6 +58,8 @@ export interface Config {
     deadlineMs: number;
     stallWindowMs: number;
   };
+  /** Live capture: close timings and connection limits (spec part 8; tests shorten them). */
+  live: { timings: LiveTimings; limits: { tenant: number; instance: number } };
   /** The public {base_url} of links in webhook payloads; null: the region's own address. */
   apiBaseUrl: string | null;
   webhooks: {
@@ -166,6 +169,12 @@ const Vars = z.object({
   CHECK_KEEPALIVE_MS: integer(DEFAULTS.checkKeepAliveMs, 10),
   URL_FETCH_DEADLINE_MS: integer(DEFAULTS.urlFetchDeadlineMs, 1),
   URL_FETCH_STALL_WINDOW_MS: integer(DEFAULTS.urlFetchStallWindowMs, 1),
+  LIVE_IDLE_MS: integer(LIVE_IDLE_MS, 10),
+  LIVE_MAX_MS: integer(LIVE_MAX_MS, 10),
+  // The credential is re-checked at least every 30 s (spec part 8): more often may be configured, never less.
+  LIVE_RECHECK_MS: integer(LIVE_RECHECK_MS, 10).refine((n) => n <= LIVE_RECHECK_MS, `must be at most ${LIVE_RECHECK_MS}`),
+  LIVE_TENANT_CONNECTIONS: integer(LIVE_TENANT_CONNECTIONS, 1),
+  LIVE_INSTANCE_CONNECTIONS: integer(LIVE_INSTANCE_CONNECTIONS, 1),
   API_BASE_URL: whenSet(httpUrl),
   WEBHOOK_DEV_HOSTS: optionalText.transform((s) => (s === null ? [] : s.split(",").map((h) => h.trim()).filter(Boolean))),
   WEBHOOK_RETRY_SCHEDULE: whenSet(
@@ -201,6 +210,10 @@ export function parseConfig(env: Record<string, unknown>): Config {
     insecureFetchHosts: v.INSECURE_FETCH_HOSTS,
     checks: { itemBudgetMs: v.CHECK_ITEM_BUDGET_MS, capacity: v.CHECK_CAPACITY, keepAliveMs: v.CHECK_KEEPALIVE_MS },
     urlFetch: { deadlineMs: v.URL_FETCH_DEADLINE_MS, stallWindowMs: v.URL_FETCH_STALL_WINDOW_MS },
+    live: {
+      timings: { idleMs: v.LIVE_IDLE_MS, maxMs: v.LIVE_MAX_MS, recheckMs: v.LIVE_RECHECK_MS },
+      limits: { tenant: v.LIVE_TENANT_CONNECTIONS, instance: v.LIVE_INSTANCE_CONNECTIONS },
+    },
     apiBaseUrl: v.API_BASE_URL ? v.API_BASE_URL.replace(/\/$/, "") : null,
     webhooks: {
       devHosts: v.WEBHOOK_DEV_HOSTS,

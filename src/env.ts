@@ -41,6 +41,12 @@ export interface Env {
   CHECK_ITEM_BUDGET_MS?: string;
   CHECK_CAPACITY?: string;
   CHECK_KEEPALIVE_MS?: string;
+  /** Live capture close timings and connection limits (docs/live-capture.md). */
+  LIVE_IDLE_MS?: string;
+  LIVE_MAX_MS?: string;
+  LIVE_RECHECK_MS?: string;
+  LIVE_TENANT_CONNECTIONS?: string;
+  LIVE_INSTANCE_CONNECTIONS?: string;
   URL_FETCH_DEADLINE_MS?: string;
   URL_FETCH_STALL_WINDOW_MS?: string;
   /**

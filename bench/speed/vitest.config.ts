@@ -12,7 +12,7 @@ export default defineConfig({
   root,
   plugins: [cloudflareTest({ wrangler: { configPath: path.join(root, "wrangler.toml") } })],
   test: {
-    include: ["bench/speed/speed.workerd.ts"],
+    include: ["bench/speed/speed.workerd.ts", "bench/speed/live.workerd.ts"],
     testTimeout: 600_000,
     hookTimeout: 600_000,
     fileParallelism: false,

@@ -5,6 +5,8 @@ import { SESSION_TOKEN_PREFIX, parseApiKey, secretMatches } from "../domain/api-
 import { directory } from "../storage/directory";
 import type { AppEnv } from "./context";
 import { PERMISSIONS, type Caller, type Permission } from "../domain/tenancy";
+import { findSession } from "../services/sessions";
+import { publicSessionId } from "../domain/session";
 import { JwtRejected, looksLikeJwt, verifyDashboardJwt } from "./jwt";
 import { ProblemError } from "./problem";
 import type { RouteRules } from "./route";
@@ -24,6 +26,21 @@ export function bearerToken(header: string | undefined): string | null {
   return m ? m[1] : null;
 }
 
+/** The subprotocol a browser names to send a session token on the live WebSocket (spec 4.4, 5.3). */
+export const SESSION_SUBPROTOCOL = "service.session";
+
+/**
+ * A session token sent by a browser as `Sec-WebSocket-Protocol: service.session, <token>` on a WebSocket
+ * upgrade (browsers cannot set Authorization there), or null.
+ */
+export function subprotocolToken(upgrade: string | undefined, protocols: string | undefined): string | null {
+  if (upgrade?.toLowerCase() !== "websocket" || !protocols) return null;
+  const names = protocols.split(",").map((p) => p.trim());
+  const at = names.indexOf(SESSION_SUBPROTOCOL);
+  const token = at >= 0 ? names[at + 1] : undefined;
+  return token?.startsWith(SESSION_TOKEN_PREFIX) ? token : null;
+}
+
 /**
  * Establishes c.var.caller from the Authorization header: an API key, a dashboard JWT, or (on routes
  * that list "session") a session token. Every failure to prove identity is 401 `unauthorized`; a proven
@@ -31,18 +48,19 @@ export function bearerToken(header: string | undefined): string | null {
  */
 export function authenticate(rules: Required<RouteRules>): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const token = bearerToken(c.req.header("Authorization"));
+    const token =
+      bearerToken(c.req.header("Authorization")) ??
+      (rules.credentials.includes("session") ? subprotocolToken(c.req.header("Upgrade"), c.req.header("Sec-WebSocket-Protocol")) : null);
     if (!token) throw unauthorized("This route requires Authorization: Bearer <API key or dashboard token>.");
 
     let caller: Caller;
     if (token.startsWith(SESSION_TOKEN_PREFIX)) {
-      // Sessions are issued by a later part of the service; until then no session token can be valid.
       // A session token on a route that does not take sessions is refused as an unusable credential (401),
       // like any other credential that cannot authenticate this request.
       if (!rules.credentials.includes("session")) {
         throw unauthorized("Session tokens are accepted only on GET /sig/live and on a streamed POST /sig/checks.");
       }
-      throw unauthorized("The session token is not valid.");
+      caller = await authenticateSession(c.env, token);
     } else if (token.startsWith("svc_")) {
       caller = await authenticateApiKey(c.env, token);
     } else if (looksLikeJwt(token)) {
@@ -82,6 +100,21 @@ async function authenticateApiKey(env: Env, token: string): Promise<Caller> {
     orgId: key.orgId,
     permissions: new Set(key.permissions),
     keyId: key.keyId,
+  };
+}
+
+async function authenticateSession(env: Env, token: string): Promise<Caller> {
+  const found = await findSession(env, token);
+  if (!found.ok) throw unauthorized(found.detail);
+  const { row } = found;
+  return {
+    kind: "session",
+    actor: `session:${publicSessionId(row.sessionId)}`,
+    orgId: row.orgId,
+    // A session does one thing: capture and check for its subject.
+    permissions: new Set<Permission>(["sig:checks:create"]),
+    sessionId: row.sessionId,
+    subjectReference: row.subjectReference,
   };
 }
 

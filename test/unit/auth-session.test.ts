@@ -6,7 +6,7 @@ import type { AppEnv } from "../../src/http/context";
 import { isProblemError } from "../../src/http/problem";
 import { resolveRules } from "../../src/http/route";
 
-// Session tokens are recognised by prefix now; issuing and validating them comes with sessions.
+// Session tokens are recognised by prefix; issuing them is tested in test/integration/sessions.test.ts.
 function appFor(credentials: ("api_key" | "user" | "session")[]) {
   const app = new Hono<AppEnv>();
   app.onError((err, c) => (isProblemError(err) ? c.json({ code: err.code, detail: err.detail }, err.status as 401) : c.text("boom", 500)));
@@ -21,9 +21,13 @@ describe("session tokens", () => {
     expect(((await res.json()) as { detail: string }).detail).toMatch(/accepted only on GET \/sig\/live/);
   });
 
-  it("are refused with 401 on routes that take them, until sessions exist", async () => {
+  it("are refused with 401 on routes that take them when malformed or unknown", async () => {
     const res = await appFor(["api_key", "user", "session"]).request("/x", { headers: { Authorization: "Bearer svc_ses_abc" } }, env);
     expect(res.status).toBe(401);
-    expect(((await res.json()) as { detail: string }).detail).toMatch(/session token is not valid/);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(/session token is malformed/);
+    const unknown = `svc_ses_1u${"A".repeat(48)}`;
+    const res2 = await appFor(["api_key", "user", "session"]).request("/x", { headers: { Authorization: `Bearer ${unknown}` } }, env);
+    expect(res2.status).toBe(401);
+    expect(((await res2.json()) as { detail: string }).detail).toMatch(/session token is not valid/);
   });
 });

@@ -17,6 +17,8 @@ import { renderResult } from "../../services/check-results";
 import type { CheckRuns } from "../../services/check-runs";
 import { configOf } from "../../config";
 import { services } from "../../http/services";
+import { sessionsRepo, type SessionRow } from "../../storage/sessions";
+import { sessionJobId } from "../../domain/session";
 import { parseCheckBody, prepareItems } from "./inputs";
 import { CheckAccepted, CheckRequestDoc, CheckResultSchema } from "./schemas";
 import { logError } from "../../util/log";
@@ -96,6 +98,19 @@ function assertSessionRules(c: Context<AppEnv>, wantsStream: boolean, body: Awai
   if (item.subjectReference !== caller.subjectReference) throw deny("a subject other than the session's");
 }
 
+/**
+ * What the integrator's server fixed when minting the session applies to its check: policy, input type,
+ * reference, process and metadata (the client cannot change what the server recorded).
+ */
+function applySession(body: Awaited<ReturnType<typeof parseCheckBody>>, session: SessionRow): void {
+  const item = body.items[0];
+  item.inputType = session.inputType;
+  item.reference = session.reference ?? item.reference;
+  item.process = session.process ?? item.process;
+  if (session.policy) body.request.policy = session.policy;
+  if (session.metadata) body.request.metadata = JSON.parse(session.metadata) as Record<string, unknown>;
+}
+
 export function registerCreateCheck(app: App): void {
   app.openapi(createCheck, async (c) => {
     const tenant = c.get("tenant");
@@ -105,6 +120,8 @@ export function registerCreateCheck(app: App): void {
 
     const body = await parseCheckBody(c, () => c.req.valid("json" as never));
     assertSessionRules(c, wantsStream, body);
+    const session = caller.kind === "session" ? await sessionsRepo(tenant.store.db).get(tenant.org.id, caller.sessionId!) : null;
+    if (session) applySession(body, session);
     body.items.forEach((it, i) => {
       // No form template exists for any tenant yet.
       if (it.templateId) throw invalidField(`${body.multipart ? "request." : ""}items[${i}].template_id`, `no template ${it.templateId} exists`);
@@ -112,7 +129,8 @@ export function registerCreateCheck(app: App): void {
     if (wantsStream && body.items.length !== 1) throw invalidField(body.multipart ? "request.items" : "items", "a streamed check holds exactly one item");
 
     const key = idempotencyOf(c)?.key ?? null;
-    let jobId = body.request.job_id ?? (key === null ? null : jobIdFromKey(key));
+    // A session's one check has the job id announced when the session was minted.
+    let jobId = session ? sessionJobId(session.sessionId) : body.request.job_id ?? (key === null ? null : jobIdFromKey(key));
     if (jobId === null) {
       if (caller.kind !== "session") {
         throw invalidField("job_id", `the ${IDEMPOTENCY_HEADER} is not a valid job id (1 to 128 of [A-Za-z0-9._-]); send request.job_id`);
@@ -127,7 +145,18 @@ export function registerCreateCheck(app: App): void {
 
     const prepared = await prepareItems(engine, body);
     const mode: JobMode = chooseMode(wantsStream, prepared.map((p) => p.pages))!;
-    await createJob(ctx, { jobId, mode, policy, metadata: body.request.metadata ?? null, actor: caller.actor, items: prepared });
+    if (session && !(await sessionsRepo(tenant.store.db).claimCheck(tenant.org.id, session.sessionId, new Date().toISOString()))) {
+      throw new ProblemError("conflict", `This session's one check has been made; read it with GET /sig/checks/${jobId}.`, {
+        extensions: { job_id: jobId, status_url: statusUrl(c, jobId) },
+      });
+    }
+    try {
+      await createJob(ctx, { jobId, mode, policy, metadata: body.request.metadata ?? null, actor: caller.actor, items: prepared });
+    } catch (err) {
+      // Nothing was kept: the session may try its check again.
+      if (session) await sessionsRepo(tenant.store.db).releaseCheck(tenant.org.id, session.sessionId);
+      throw err;
+    }
 
     if (mode === "queued") {
       await checkRuns.enqueueJob(jobId, prepared.map((p) => p.item.index));

@@ -9,6 +9,7 @@ import { subjectsRepo } from "../../storage/subjects";
 import type { ReferenceRow, SubjectRow } from "../../storage/schema/subjects";
 import { recordAudit } from "../../storage/audit";
 import { recentChecksOf } from "../../services/subject-checks";
+import { revokeSubjectSessions } from "../../services/sessions";
 import { Subject, SubjectList, SubjectParams } from "./schemas";
 
 const LIST_CURSOR = "subjects.list";
@@ -159,6 +160,8 @@ export function registerSubjectRoutes(app: App): void {
     const { subject_reference: subjectReference } = c.req.valid("param");
     const tenant = c.get("tenant");
     if (!(await deleteSubject(tenant.store, tenant.org.id, subjectReference))) throw notFound("subject");
+    // Its sessions die with it; open live connections are cut at once rather than at the next re-check.
+    await revokeSubjectSessions(c.env, tenant.store, tenant.org.id, subjectReference);
     await recordAudit(tenant.store.db, {
       orgId: tenant.org.id,
       actor: c.get("caller").actor,

@@ -1,0 +1,52 @@
+/** Test helper: live WebSocket connections through the Worker's fetch, with their replies in a queue. */
+import { env } from "cloudflare:workers";
+import { BASE, api } from "./tenant";
+import type { LiveMessage } from "../../src/domain/live";
+
+export interface LiveSocket {
+  ws: WebSocket;
+  response: Response;
+  /** The next reply (in arrival order). */
+  next(): Promise<LiveMessage>;
+  /** Resolves with the close event. */
+  closed: Promise<{ code: number; reason: string }>;
+  send(frame: Uint8Array | string): void;
+}
+
+/** Sets live settings (LIVE_IDLE_MS etc.) for connections opened until `reset` runs. */
+export function liveSettings(values: Record<string, string>): () => void {
+  const e = env as unknown as Record<string, string | undefined>;
+  for (const [k, v] of Object.entries(values)) e[k] = v;
+  return () => {
+    for (const k of Object.keys(values)) delete e[k];
+  };
+}
+
+/** GET /sig/live; the response as is (for refusals) and, on 101, the accepted socket. */
+export async function openLive(opts: { key?: string; protocols?: string; base?: string; upgrade?: boolean } = {}): Promise<LiveSocket> {
+  const headers: Record<string, string> = {};
+  if (opts.upgrade !== false) headers.Upgrade = "websocket";
+  if (opts.protocols) headers["Sec-WebSocket-Protocol"] = opts.protocols;
+  const response = await api("/sig/live", { key: opts.key, headers, base: opts.base ?? BASE });
+  const ws = response.webSocket;
+  if (!ws) return { ws: null as never, response, next: () => Promise.reject(new Error(`no socket: ${response.status}`)), closed: new Promise(() => {}), send() {} };
+  ws.accept();
+  const inbox: LiveMessage[] = [];
+  const waiting: ((m: LiveMessage) => void)[] = [];
+  ws.addEventListener("message", (e) => {
+    const m = JSON.parse(e.data as string) as LiveMessage;
+    const w = waiting.shift();
+    if (w) w(m);
+    else inbox.push(m);
+  });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+    ws.addEventListener("close", (e) => resolve({ code: e.code, reason: e.reason }));
+  });
+  return {
+    ws,
+    response,
+    closed,
+    next: () => (inbox.length ? Promise.resolve(inbox.shift()!) : new Promise((r) => waiting.push(r))),
+    send: (frame) => ws.send(frame),
+  };
+}

@@ -1,0 +1,232 @@
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { REGION_BASE, api, createOrg, mintKey, operator, type CreatedOrg } from "../helpers/tenant";
+import { enrolWriter } from "../helpers/checks";
+import { mintSession } from "../helpers/sessions";
+import { liveSettings, openLive, type LiveSocket } from "../helpers/live";
+import { darkFrame, emptyFrame, readyFrame } from "../helpers/frames";
+
+let org: CreatedOrg;
+
+beforeAll(async () => {
+  org = await createOrg();
+  await enrolWriter(org.apiKey, "alice", 8, 1);
+});
+
+async function problemOf(res: Response): Promise<{ code: string; detail: string }> {
+  expect(res.headers.get("Content-Type")).toContain("application/problem+json");
+  return (await res.json()) as { code: string; detail: string };
+}
+
+// First in the file: the instance-wide count starts from zero here (storage is per test file).
+describe("GET /sig/live: the instance's limit", () => {
+  it("refuses with 503 beyond the instance's connections, counted across organisations", async () => {
+    const reset = liveSettings({ LIVE_INSTANCE_CONNECTIONS: "2" });
+    const others = [await createOrg(), await createOrg()];
+    const open: LiveSocket[] = [];
+    try {
+      open.push(await openLive({ key: org.apiKey }), await openLive({ key: others[0].apiKey }));
+      expect(open.map((s) => s.response.status)).toEqual([101, 101]);
+      const third = await openLive({ key: others[1].apiKey });
+      expect(third.response.status).toBe(503);
+      expect((await problemOf(third.response)).code).toBe("unavailable");
+      // A closed connection frees its place.
+      open[1].ws.close(1000, "done");
+      await open[1].closed;
+      let again: LiveSocket;
+      // The close is reported by the tenant's object after the socket closes: wait on that event.
+      for (;;) {
+        again = await openLive({ key: others[1].apiKey });
+        if (again.response.status === 101) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      open.push(again);
+    } finally {
+      reset();
+      for (const s of open) s.ws.close(1000, "done");
+    }
+  });
+});
+
+describe("GET /sig/live: refusals before the upgrade", () => {
+  it("400 without Upgrade: websocket, 401 without a credential, 403 without sig:checks:create, 402 without billing, 421 on another region's address", async () => {
+    const plain = await openLive({ key: org.apiKey, upgrade: false });
+    expect(plain.response.status).toBe(400);
+    expect((await problemOf(plain.response)).detail).toMatch(/Upgrade/);
+    expect((await openLive({})).response.status).toBe(401);
+    const reader = await createOrg({ permissions: ["sig:checks:read"] });
+    const denied = await openLive({ key: reader.apiKey });
+    expect(denied.response.status).toBe(403);
+    expect((await problemOf(denied.response)).code).toBe("permission_denied");
+    const unpaid = await createOrg({ billing: "inactive" });
+    const billing = await openLive({ key: unpaid.apiKey });
+    expect(billing.response.status).toBe(402);
+    expect((await problemOf(billing.response)).code).toBe("billing_required");
+    const wrong = await openLive({ key: org.apiKey, base: REGION_BASE.eu });
+    expect(wrong.response.status).toBe(421);
+    expect((await problemOf(wrong.response)).code).toBe("wrong_region");
+  });
+
+  it("401 for a revoked or unknown session token, also when sent as the subprotocol", async () => {
+    const s = await mintSession(org.apiKey, { subject_reference: "alice" });
+    expect((await api(`/sig/sessions/${s.session_id}`, { method: "DELETE", key: org.apiKey })).status).toBe(204);
+    expect((await openLive({ protocols: `service.session, ${s.token}` })).response.status).toBe(401);
+    expect((await openLive({ key: s.token })).response.status).toBe(401);
+  });
+
+  it("429 for the 21st live connection of an organisation", async () => {
+    const tenant = await createOrg();
+    const open: LiveSocket[] = [];
+    try {
+      for (let i = 0; i < 20; i++) open.push(await openLive({ key: tenant.apiKey }));
+      expect(open.every((s) => s.response.status === 101)).toBe(true);
+      const extra = await openLive({ key: tenant.apiKey });
+      expect(extra.response.status).toBe(429);
+      const body = await problemOf(extra.response);
+      expect(body.code).toBe("rate_limited");
+      expect(body.detail).toMatch(/20 live connections/);
+      expect(extra.response.headers.get("Retry-After")).not.toBeNull();
+    } finally {
+      for (const s of open) s.ws.close(1000, "done");
+    }
+  });
+});
+
+describe("GET /sig/live: guidance", () => {
+  it("takes a session token as the service.session subprotocol and selects it", async () => {
+    const s = await mintSession(org.apiKey, { subject_reference: "alice" });
+    const live = await openLive({ protocols: `service.session, ${s.token}` });
+    expect(live.response.status).toBe(101);
+    expect(live.response.headers.get("Sec-WebSocket-Protocol")).toBe("service.session");
+    live.send(readyFrame());
+    const reply = await live.next();
+    expect(reply).toMatchObject({ type: "guidance", seq: 1, cue: "ready", ready: true });
+    if (reply.type !== "guidance") throw new Error("expected guidance");
+    expect(reply.message).toMatch(/ready/i);
+    expect(reply.quality.score).toBeGreaterThan(0);
+    expect(reply.signature!.box.w).toBeGreaterThan(300);
+    live.ws.close(1000, "done");
+  });
+
+  it("answers a burst with one reply per frame, in order, and a 6th frame within the second with an error", async () => {
+    const live = await openLive({ key: org.apiKey });
+    // Small frames, so the burst is analysed well within one second.
+    const frames = [readyFrame(320, 240), emptyFrame(320, 240), darkFrame(320, 240), emptyFrame(320, 240, 3), readyFrame(320, 240, 4), readyFrame(320, 240, 5)];
+    for (const f of frames) live.send(f);
+    const replies = [];
+    for (let i = 0; i < frames.length; i++) replies.push(await live.next());
+    expect(replies.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(replies.slice(0, 5).map((r) => r.type)).toEqual(["guidance", "guidance", "guidance", "guidance", "guidance"]);
+    expect(replies.slice(0, 4).map((r) => (r.type === "guidance" ? r.cue : r.code))).toEqual(["ready", "no_signature_in_view", "too_dark", "no_signature_in_view"]);
+    expect(replies[5]).toMatchObject({ type: "error", code: "too_fast" });
+    if (replies[5].type !== "error") throw new Error("expected an error");
+    expect(replies[5].retry_after_ms).toBeGreaterThan(0);
+    expect(replies[5].retry_after_ms).toBeLessThanOrEqual(1000);
+    // The connection stays open.
+    expect(live.ws.readyState).toBe(WebSocket.OPEN);
+    live.ws.close(1000, "done");
+  });
+
+  it("answers an oversize frame, a frame over 640 px, a text message and a non-image with error replies and stays open", async () => {
+    const live = await openLive({ key: org.apiKey });
+    const big = new Uint8Array(512 * 1024 + 1);
+    big.set(readyFrame());
+    live.send(big);
+    live.send(readyFrame(800, 600));
+    live.send("hello");
+    live.send(new TextEncoder().encode("GIF89a not an image"));
+    const replies = [await live.next(), await live.next(), await live.next(), await live.next()];
+    expect(replies.map((r) => [r.seq, r.type === "error" ? r.code : r.type])).toEqual([
+      [1, "frame_too_large"],
+      [2, "frame_too_large"],
+      [3, "unsupported_frame"],
+      [4, "unsupported_frame"],
+    ]);
+    live.send(readyFrame());
+    expect(await live.next()).toMatchObject({ seq: 5, type: "guidance" });
+    live.ws.close(1000, "done");
+  });
+});
+
+describe("GET /sig/live: closing rules (short timings)", () => {
+  it("closes after the idle time without a message", async () => {
+    const reset = liveSettings({ LIVE_IDLE_MS: "300" });
+    try {
+      const live = await openLive({ key: org.apiKey });
+      live.send(emptyFrame(320, 240));
+      await live.next();
+      expect(await live.closed).toEqual({ code: 1000, reason: "idle" });
+    } finally {
+      reset();
+    }
+  });
+
+  it("closes after the maximum duration even while frames arrive", async () => {
+    const reset = liveSettings({ LIVE_MAX_MS: "400" });
+    try {
+      const live = await openLive({ key: org.apiKey });
+      let open = true;
+      void live.closed.then(() => (open = false));
+      while (open) {
+        live.send("keep me busy");
+        await Promise.race([live.next(), live.closed]);
+      }
+      expect(await live.closed).toEqual({ code: 1000, reason: "max_duration" });
+    } finally {
+      reset();
+    }
+  });
+
+  it("closes with 1008 when the session is revoked", async () => {
+    const s = await mintSession(org.apiKey, { subject_reference: "alice" });
+    const live = await openLive({ protocols: `service.session, ${s.token}` });
+    expect(live.response.status).toBe(101);
+    expect((await api(`/sig/sessions/${s.session_id}`, { method: "DELETE", key: org.apiKey })).status).toBe(204);
+    expect(await live.closed).toEqual({ code: 1008, reason: "session_revoked" });
+  });
+
+  it("closes with 1008 when the subject is deleted", async () => {
+    await enrolWriter(org.apiKey, "erin", 8, 1);
+    const s = await mintSession(org.apiKey, { subject_reference: "erin" });
+    const live = await openLive({ key: s.token });
+    expect((await api("/sig/subjects/erin", { method: "DELETE", key: org.apiKey })).status).toBe(204);
+    expect(await live.closed).toEqual({ code: 1008, reason: "session_revoked" });
+  });
+
+  it("closes with 1008 at the periodic re-check once the organisation is suspended", async () => {
+    const reset = liveSettings({ LIVE_RECHECK_MS: "200" });
+    try {
+      const tenant = await createOrg();
+      await enrolWriter(tenant.apiKey, "fay", 8, 1);
+      const s = await mintSession(tenant.apiKey, { subject_reference: "fay" });
+      const bySession = await openLive({ key: s.token });
+      const byKey = await openLive({ key: tenant.apiKey });
+      await operator("POST", `/platform/orgs/${tenant.orgId}/suspend`);
+      expect(await bySession.closed).toEqual({ code: 1008, reason: "organisation_suspended" });
+      expect(await byKey.closed).toEqual({ code: 1008, reason: "organisation_suspended" });
+    } finally {
+      reset();
+    }
+  });
+
+  it("closes with 1008 at the re-check once the session has expired, or the API key is revoked", async () => {
+    const reset = liveSettings({ LIVE_RECHECK_MS: "200" });
+    try {
+      const tenant = await createOrg();
+      await enrolWriter(tenant.apiKey, "gus", 8, 1);
+      const s = await mintSession(tenant.apiKey, { subject_reference: "gus", expires_in: 60 });
+      const bySession = await openLive({ key: s.token });
+      const other = await mintKey(tenant.orgId, ["sig:checks:create"]);
+      const byKey = await openLive({ key: other.apiKey });
+      // Time passing, without waiting for it: the session's expiry moves into the past.
+      await env.DB_US.prepare("UPDATE sessions SET expires_at = ? WHERE session_id = ?")
+        .bind(new Date(Date.now() - 1000).toISOString(), s.session_id.slice(4))
+        .run();
+      expect(await bySession.closed).toEqual({ code: 1008, reason: "session_expired" });
+      await operator("DELETE", `/platform/orgs/${tenant.orgId}/keys/${other.keyId}`);
+      expect(await byKey.closed).toEqual({ code: 1008, reason: "key_revoked" });
+    } finally {
+      reset();
+    }
+  });
+});
