@@ -5,6 +5,7 @@ import type { App } from "../../app";
 import type { AppEnv } from "../../http/context";
 import { defineRoute, problems } from "../../http/route";
 import { ProblemError, invalidField, problemDocument } from "../../http/problem";
+import { jsonPart } from "../../http/multipart";
 import { assertQuota } from "../../http/billing";
 import { idempotencyOf, IDEMPOTENCY_HEADER } from "../../http/idempotency";
 import { newId } from "../../http/ids";
@@ -39,9 +40,11 @@ const createCheck = defineRoute(
         content: {
           "multipart/form-data": {
             schema: z
-              .object({ request: z.string().openapi({ description: "CheckRequest as JSON" }) })
+              .object({ request: jsonPart("CheckRequest as JSON") })
               .catchall(z.any())
               .openapi({ description: "A JSON part `request` (CheckRequest) and one file part per document, named as the items name them" }),
+            // The JSON part may be a text field or a file part typed JSON (src/http/multipart.ts).
+            encoding: { request: { contentType: "application/json, text/plain" } },
           },
           "application/json": { schema: CheckRequestDoc },
         },

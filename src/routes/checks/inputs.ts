@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import type { AppEnv } from "../../http/context";
 import { ProblemError, invalidField } from "../../http/problem";
-import { mediaType, readMultipart, unsupportedMediaType } from "../../http/multipart";
+import { mediaType, readJsonPart, readMultipart, unsupportedMediaType } from "../../http/multipart";
 import { fetchDocument, newFetchBudget } from "../../fetch/url-fetch";
 import { urlPolicyOf } from "../../services/url-policy";
 import { checkSettings } from "../../services/check-capacity";
@@ -44,15 +44,8 @@ export async function parseCheckBody(c: Context<AppEnv>, validJson: () => unknow
   const type = mediaType(c);
   if (type === "multipart/form-data") {
     const form = await readMultipart(c);
-    const raw = form.get("request");
-    if (raw === null) throw invalidField("request", "the multipart body needs a JSON part named request (CheckRequest)");
-    const text = typeof raw === "string" ? raw : await (raw as unknown as File).text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw invalidField("request", "is not valid JSON");
-    }
+    const json = await readJsonPart(form, "request");
+    if (json === null) throw invalidField("request", "the multipart body needs a JSON part named request (CheckRequest)");
     const parsed = CheckRequestSchema.safeParse(json);
     if (!parsed.success) throw zodProblem("request", parsed.error);
     const normal = normaliseRequest(parsed.data, true);
