@@ -90,7 +90,13 @@ export function bodyLimits(options: BodyLimitOptions = {}): MiddlewareHandler<Ap
      * either, the body is cancelled.
      */
     const settle = async () => {
-      if (finished || reader === null) return;
+      if (finished) return;
+      if (reader === null) {
+        // Never read: nothing to drain, and the deadline must not hold the request for its 120 s.
+        finished = true;
+        clearTimeout(timer);
+        return;
+      }
       let drained = 0;
       try {
         for (;;) {
