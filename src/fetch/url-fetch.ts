@@ -1,5 +1,6 @@
 import { ProblemError } from "../http/problem";
-import { REFUSAL_TEXT, refuseUrl, type UrlPolicy } from "./url-policy";
+import { REFUSAL_TEXT, refuseUrl, type UrlPolicy, type UrlRefusal } from "./url-policy";
+import { specialHost } from "./host-address";
 import { concatBytes } from "../util/bytes";
 
 /**
@@ -59,9 +60,14 @@ export async function fetchDocument(
   for (let hop = 0; ; hop++) {
     const refusal = refuseUrl(url, policy);
     if (refusal) {
-      const what = hop === 0 ? "the URL" : `a redirect of the URL (to ${safeOrigin(url)})`;
-      throw new ProblemError("invalid_request", `${field}: ${what} ${REFUSAL_TEXT[refusal]}.`, {
-        extensions: { reason: hop === 0 ? refusal : "redirect_not_allowed", errors: [{ field, message: REFUSAL_TEXT[refusal] }] },
+      const text = refusalText(refusal, url);
+      const detail = hop === 0 ? `${field}: the URL ${text}.` : `${field}: a redirect of the URL to ${describeTarget(url)} was refused: it ${text}.`;
+      throw new ProblemError("invalid_request", detail, {
+        extensions: {
+          reason: hop === 0 ? refusal : "redirect_not_allowed",
+          ...(hop === 0 ? {} : { redirect_refusal: refusal }),
+          errors: [{ field, message: hop === 0 ? text : `redirect refused: it ${text}` }],
+        },
       });
     }
     const remaining = budget.deadline - Date.now();
@@ -74,9 +80,15 @@ export async function fetchDocument(
     } catch (err) {
       clearTimeout(timer);
       if (controller.signal.aborted) throw deadlineProblem(field);
-      throw new ProblemError("fetch_failed", `${field}: the document could not be fetched (${(err as Error).message}).`, {
-        extensions: { reason: "connection_failed" },
-      });
+      // The runtime's own message says nothing useful ("internal error; reference = ..." for a refused
+      // connection) and is not ours to show: name the host and what happened instead.
+      const host = hostOf(url);
+      console.warn("document fetch failed", field, host, err);
+      throw new ProblemError(
+        "fetch_failed",
+        `${field}: could not connect to ${host} (connection refused, reset or the host unreachable).`,
+        { extensions: { reason: "connection_failed", host } },
+      );
     }
     if (res.status >= 300 && res.status < 400 && res.headers.get("Location")) {
       clearTimeout(timer);
@@ -105,12 +117,40 @@ export async function fetchDocument(
   }
 }
 
-function safeOrigin(url: string): string {
+function hostOf(url: string): string {
   try {
-    return new URL(url).origin;
+    return new URL(url).host;
+  } catch {
+    return "the host";
+  }
+}
+
+/** A redirect target for a message: its origin for http(s), else its scheme (a `file:` URL has no origin). */
+function describeTarget(url: string): string {
+  try {
+    const u = new URL(url);
+    return u.protocol === "https:" || u.protocol === "http:" ? u.origin : `a ${u.protocol} URL`;
   } catch {
     return "an invalid URL";
   }
+}
+
+function refusalText(refusal: UrlRefusal, url: string): string {
+  if (refusal === "scheme_not_allowed") {
+    try {
+      return `uses the scheme ${new URL(url).protocol}, which is not allowed (only https:)`;
+    } catch {
+      /* an invalid URL is reported as such below */
+    }
+  }
+  if (refusal === "address_not_allowed") {
+    try {
+      return `points at ${new URL(url).hostname}, ${specialHost(new URL(url).hostname) ?? "a special address"}, which is never fetched`;
+    } catch {
+      /* fall through */
+    }
+  }
+  return REFUSAL_TEXT[refusal];
 }
 
 /** Reads a body under the size bound, the shared deadline and the stall rule. */

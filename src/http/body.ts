@@ -8,6 +8,8 @@ import { ProblemError, invalidField } from "./problem";
  * the document limits elsewhere are (50 * 1024 * 1024), so the largest document always fits.
  */
 export const MAX_BODY_BYTES = 51 * 1024 * 1024;
+/** The most of a half-read body drained (read and dropped) after the response is decided; see settle. */
+export const DRAIN_BYTES = MAX_BODY_BYTES;
 /** A request body must be fully received within this time (spec part 8). */
 export const BODY_DEADLINE_MS = 120_000;
 
@@ -15,6 +17,8 @@ export interface BodyLimitOptions {
   maxBytes?: number;
   /** Configurable so tests need not wait two minutes. */
   deadlineMs?: number;
+  /** The most of a half-read body drained before the response; default DRAIN_BYTES. */
+  drainBytes?: number;
 }
 
 interface BodyState {
@@ -45,6 +49,7 @@ function declaredLength(c: Context): number | null {
 export function bodyLimits(options: BodyLimitOptions = {}): MiddlewareHandler<AppEnv> {
   const maxBytes = options.maxBytes ?? MAX_BODY_BYTES;
   const deadlineMs = options.deadlineMs ?? BODY_DEADLINE_MS;
+  const drainBytes = options.drainBytes ?? DRAIN_BYTES;
 
   return async (c, next) => {
     const source = c.req.raw.body;
@@ -53,7 +58,10 @@ export function bodyLimits(options: BodyLimitOptions = {}): MiddlewareHandler<Ap
     if (length !== null && length > maxBytes) throw tooLarge(maxBytes);
 
     const state: BodyState = { limit: maxBytes, received: 0, failure: null };
-    const reader = source.getReader();
+    // The reader is taken on the first read only: a source locked by a reader nobody drains or cancels
+    // leaves the connection unusable (on `wrangler dev` the next request hangs or gets a 503).
+    let reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+    let finished = false;
     let timer: number | null = null;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -62,38 +70,78 @@ export function bodyLimits(options: BodyLimitOptions = {}): MiddlewareHandler<Ap
       );
     });
     deadline.catch(() => undefined);
+    const stop = (reason?: unknown) => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      reader?.cancel(reason).catch(() => undefined);
+    };
     const fail = (controller: ReadableStreamDefaultController<Uint8Array>, err: ProblemError) => {
       state.failure ??= err;
-      clearTimeout(timer);
       controller.error(err);
-      reader.cancel(err).catch(() => undefined);
+      // A body past its limit is drained before answering (see settle); a stalled one is given up.
+      if (err.status !== 413) stop(err);
+    };
+    /**
+     * Finishes the exchange once the response is made. A body never read is left to the runtime, which
+     * discards it. A body read in part is drained before the response goes out (the runtime refuses reads
+     * after it): cancelling or abandoning a half-read body breaks the connection (on `wrangler dev` the
+     * next request hangs or gets a 503). The drain is bounded by drainBytes and the body deadline; past
+     * either, the body is cancelled.
+     */
+    const settle = async () => {
+      if (finished) return;
+      if (reader === null) {
+        // Never read: nothing to drain, and the deadline must not hold the request for its 120 s.
+        finished = true;
+        clearTimeout(timer);
+        return;
+      }
+      let drained = 0;
+      try {
+        for (;;) {
+          const chunk = await Promise.race([reader.read(), deadline]);
+          if (chunk.done) break;
+          drained += chunk.value.byteLength;
+          if (drained > drainBytes) return stop();
+        }
+        finished = true;
+        clearTimeout(timer);
+      } catch (err) {
+        stop(err);
+      }
     };
 
-    const guarded = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        let chunk: ReadableStreamReadResult<Uint8Array>;
-        try {
-          chunk = await Promise.race([reader.read(), deadline]);
-        } catch (err) {
-          if (err instanceof ProblemError) return fail(controller, err);
-          clearTimeout(timer);
-          controller.error(err);
-          return;
-        }
-        if (chunk.done) {
-          clearTimeout(timer);
-          controller.close();
-          return;
-        }
-        state.received += chunk.value.byteLength;
-        if (state.received > state.limit) return fail(controller, tooLarge(state.limit));
-        controller.enqueue(chunk.value);
+    const guarded = new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          reader ??= source.getReader();
+          let chunk: ReadableStreamReadResult<Uint8Array>;
+          try {
+            chunk = await Promise.race([reader.read(), deadline]);
+          } catch (err) {
+            if (err instanceof ProblemError) return fail(controller, err);
+            controller.error(err);
+            stop(err);
+            return;
+          }
+          if (chunk.done) {
+            finished = true;
+            clearTimeout(timer);
+            controller.close();
+            return;
+          }
+          state.received += chunk.value.byteLength;
+          if (state.received > state.limit) return fail(controller, tooLarge(state.limit));
+          controller.enqueue(chunk.value);
+        },
+        cancel() {
+          // The source is not cancelled here: settle drains what a reader left (see there).
+        },
       },
-      cancel(reason) {
-        clearTimeout(timer);
-        return reader.cancel(reason);
-      },
-    });
+      // No read ahead: nothing touches the source until a handler asks for the body.
+      { highWaterMark: 0 },
+    );
     const request = new Request(c.req.raw, { body: guarded });
     states.set(request, state);
     c.req.raw = request;
@@ -101,7 +149,7 @@ export function bodyLimits(options: BodyLimitOptions = {}): MiddlewareHandler<Ap
     try {
       await next();
     } finally {
-      clearTimeout(timer);
+      await settle();
     }
     if (state.failure) {
       // Whatever the handler answered was built on a body that never fully arrived.

@@ -1,3 +1,4 @@
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { ProblemError, invalidField } from "./problem";
 
@@ -30,5 +31,51 @@ export async function readJson(c: Context): Promise<unknown> {
     return JSON.parse(text);
   } catch {
     throw invalidField("body", "is not valid JSON");
+  }
+}
+
+// ---- JSON parts of multipart bodies ---------------------------------------------------------------
+// A JSON part (checks' `request`, templates' `template`) arrives either as a text field (FormData
+// `append(name, string)`, `curl -F 'request={...}'`) or as a file part typed JSON (a FormData Blob,
+// `curl -F 'request=@req.json;type=application/json'`). Both are the same part to us.
+
+function isJsonType(type: string): boolean {
+  return /^application\/([\w.-]+\+)?json$/.test(type.split(";")[0].trim().toLowerCase());
+}
+
+function isFile(value: unknown): value is File {
+  return typeof value === "object" && value !== null && typeof (value as File).arrayBuffer === "function" && "size" in value;
+}
+
+/**
+ * The route schema of a JSON part, for the multipart body of a route contract: a text field, or a file
+ * part whose Content-Type is application/json (or a +json type). The part's JSON is validated by the
+ * handler (readJsonPart), which names its members.
+ */
+export function jsonPart(description: string) {
+  return z
+    .custom<string | File>((v) => typeof v === "string" || (isFile(v) && isJsonType(v.type)), {
+      message: "must be a text field or a file part with Content-Type application/json",
+    })
+    .openapi({ type: "string", description: `${description}. A text field, or a file part with Content-Type application/json.` });
+}
+
+/**
+ * Reads the JSON part `name` of a multipart body, whether it came as a text field or as a file part
+ * typed JSON: null when absent; 400 naming the part when it is another file type or not JSON.
+ */
+export async function readJsonPart(form: FormData, name: string): Promise<unknown | null> {
+  const raw = form.get(name) as unknown;
+  if (raw === null) return null;
+  let text: string;
+  if (typeof raw === "string") text = raw;
+  else if (isFile(raw)) {
+    if (!isJsonType(raw.type)) throw invalidField(name, `is a file part of type ${raw.type || "(none)"}; send it as a text field or with Content-Type application/json`);
+    text = await raw.text();
+  } else throw invalidField(name, "must be a text field or a JSON file part");
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw invalidField(name, "is not valid JSON");
   }
 }

@@ -84,14 +84,20 @@ export async function createJob(
   const nowIso = now.toISOString();
   const orgId = ctx.org.id;
   const files: { key: string; bytes: Uint8Array; contentType: string }[] = [];
+  // A document named by several items or references (one PreparedInput) is stored once, under the key
+  // of its first use: the inbox holds each upload once, and the queue's reference cache (modelFor) finds
+  // the features of a shared reference under one key.
+  const stored = new Map<PreparedInput, string>();
+  const store = (doc: PreparedInput, key: string): string => {
+    const known = stored.get(doc);
+    if (known) return known;
+    stored.set(doc, key);
+    files.push({ key, bytes: doc.bytes, contentType: doc.contentType ?? "application/octet-stream" });
+    return key;
+  };
   const itemRows: CheckItemRow[] = args.items.map((p) => {
-    const key = inputKey(orgId, args.jobId, p.item.index);
-    files.push({ key, bytes: p.input.bytes, contentType: p.input.contentType ?? "application/octet-stream" });
-    const referenceKeys = p.references.map((r, n) => {
-      const refKey = itemReferenceKey(orgId, args.jobId, p.item.index, n);
-      files.push({ key: refKey, bytes: r.bytes, contentType: r.contentType ?? "application/octet-stream" });
-      return refKey;
-    });
+    const key = store(p.input, inputKey(orgId, args.jobId, p.item.index));
+    const referenceKeys = p.references.map((r, n) => store(r, itemReferenceKey(orgId, args.jobId, p.item.index, n)));
     const referenceLabels = p.item.references.map((s, n) => ("part" in s ? s.part : `references[${n}]`));
     const spec: ItemSpec = { ...p.item, referenceKeys, referenceLabels };
     return {
@@ -264,19 +270,36 @@ async function settle(ctx: CheckContext, job: CheckJobRow, result: StoredResult)
   }
 }
 
+/**
+ * The features of a per-item reference file, or null when it holds no usable signature. The outcome is
+ * kept beside the file in the job's inbox (and swept with it), so a reference shared by many items of a
+ * job is decoded once for the job, not once per item (the items may run in different isolates).
+ */
+async function referenceFeatures(ctx: CheckContext, key: string): Promise<unknown | null | "expired"> {
+  const cacheKey = `${key}.features.json`;
+  const cached = await ctx.store.files.get(cacheKey);
+  if (cached) return ((await cached.json()) as { features: unknown | null }).features;
+  const obj = await ctx.store.files.get(key);
+  if (!obj) return "expired";
+  let features: unknown | null = null;
+  try {
+    const enrolled = await ctx.engine.enrolReference(new Uint8Array(await obj.arrayBuffer()));
+    if (enrolled.ok) features = enrolled.features;
+  } catch (err) {
+    if (!isVerifyError(err)) throw err;
+  }
+  await ctx.store.files.put(cacheKey, JSON.stringify({ features }), { httpMetadata: { contentType: "application/json" } });
+  return features;
+}
+
 /** A reference model to compare with, or the error that stops the item. */
 async function modelFor(ctx: CheckContext, spec: ItemSpec): Promise<{ model: unknown; count: number } | ItemError> {
   if (spec.referenceKeys.length > 0) {
     const refs: { refId: string; features: unknown }[] = [];
     for (const [n, key] of spec.referenceKeys.entries()) {
-      const obj = await ctx.store.files.get(key);
-      if (!obj) return { code: "input_expired", detail: "The item's references have expired from the job's inbox." };
-      try {
-        const enrolled = await ctx.engine.enrolReference(new Uint8Array(await obj.arrayBuffer()));
-        if (enrolled.ok) refs.push({ refId: spec.referenceLabels[n], features: enrolled.features });
-      } catch (err) {
-        if (!isVerifyError(err)) throw err;
-      }
+      const features = await referenceFeatures(ctx, key);
+      if (features === "expired") return { code: "input_expired", detail: "The item's references have expired from the job's inbox." };
+      if (features !== null) refs.push({ refId: spec.referenceLabels[n], features });
     }
     if (refs.length === 0) return { code: "no_references", detail: "None of the item's references holds a usable signature." };
     return { model: (await ctx.engine.buildModel(refs)).model, count: refs.length };

@@ -28,8 +28,8 @@ export function liveEngine(): VerificationEngine {
     async inspect(bytes) {
       const doc = await openDocument(bytes);
       // Decoding the first page also catches truncated or corrupt pixel data, before anything is stored.
-      await doc.decodePage(0);
-      return { format: doc.format, pages: doc.pageCount };
+      const page = await doc.decodePage(0);
+      return { format: doc.format, pages: doc.pageCount, pixels: page.width * page.height };
     },
 
     async enrolReference(bytes) {

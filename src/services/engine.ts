@@ -31,8 +31,11 @@ export interface ReferenceModelBuild {
 }
 
 export interface VerificationEngine {
-  /** Cheap structural check of a file (format, page count, declared size); throws VerifyError. */
-  inspect(bytes: Uint8Array): Promise<{ format: string; pages: number }>;
+  /**
+   * Structural check of a file (format, page count, declared size) that also decodes its first page;
+   * `pixels` is that page's width x height. Throws VerifyError.
+   */
+  inspect(bytes: Uint8Array): Promise<{ format: string; pages: number; pixels: number }>;
   /** Locates the signature on the first page that has one, judges quality, extracts features. */
   enrolReference(bytes: Uint8Array): Promise<EnrolmentAccepted | EnrolmentRejected>;
   /** Builds the per-subject reference model from the live references' features. */

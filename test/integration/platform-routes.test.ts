@@ -55,14 +55,14 @@ describe("organisations", () => {
         billing: "parent",
         pinned_version: "2026-09-27",
         learning: false,
-        allow_hosts: ["docs.example.com", "127.0.0.1:8080"],
+        allow_hosts: ["docs.example.com", "8.8.8.8:8080"],
         allow_buckets: ["scans"],
         monthly_quota: 1000,
         inbox_ttl: 3600,
       },
     });
     expect(res.status).toBe(201);
-    expect(await res.json()).toMatchObject({ parent_id: parent.orgId, billing: "parent", learning: false, allow_hosts: ["docs.example.com", "127.0.0.1:8080"], allow_buckets: ["scans"], monthly_quota: 1000, inbox_ttl: 3600 });
+    expect(await res.json()).toMatchObject({ parent_id: parent.orgId, billing: "parent", learning: false, allow_hosts: ["docs.example.com", "8.8.8.8:8080"], allow_buckets: ["scans"], monthly_quota: 1000, inbox_ttl: 3600 });
   });
 
   it("400 naming the field for invalid input", async () => {

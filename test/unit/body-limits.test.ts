@@ -119,3 +119,95 @@ describe("body limits in the Worker", () => {
     expect(res.headers.get("Service-Version")).toBe("2026-09-27");
   });
 });
+
+/** A body whose reads and cancellation are observable from outside the app. */
+function trackedBody(chunks: number, size: number) {
+  const seen = { pulls: 0, cancelled: false, drained: false };
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (seen.pulls === chunks) {
+          seen.drained = true;
+          controller.close();
+          return;
+        }
+        seen.pulls++;
+        controller.enqueue(new Uint8Array(size).fill(97));
+      },
+      cancel() {
+        seen.cancelled = true;
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return { seen, stream };
+}
+
+// What a connection needs to serve its next request (seen on `wrangler dev`, where breaking either rule
+// made the next request hang or answer 503): a body nobody reads is left untouched for the runtime to
+// discard, and a body read in part is read to its end, never cancelled or abandoned half-read.
+describe("bodies the handler does not read to the end", () => {
+  const app = new OpenAPIHono<AppEnv>();
+  app.use("*", bodyLimits({ maxBytes: 1000, deadlineMs: 5_000 }));
+  app.post("/refuse", (c) => c.json({ refused: true }, 401));
+  app.post("/read-some", async (c) => {
+    const reader = c.req.raw.body!.getReader();
+    await reader.read();
+    reader.releaseLock();
+    return c.json({ partial: true }, 400);
+  });
+  app.post("/echo-length", async (c) => c.json({ length: (await c.req.arrayBuffer()).byteLength }));
+  app.onError((err, c) => renderProblem(isProblemError(err) ? err : new ProblemError("internal_error", String(err)), DOCS));
+  const send = async (path: string, stream: ReadableStream<Uint8Array>) => {
+    const req = new Request(`https://x.test${path}`, { method: "POST", body: stream, duplex: "half" } as RequestInit);
+    const res = await app.fetch(req, { DOCS_URL: DOCS });
+    await res.arrayBuffer();
+    return { res, req };
+  };
+
+  it("leaves an unread body untouched (not locked, not read) when the answer needs none of it", async () => {
+    const { seen, stream } = trackedBody(10, 100);
+    const { res, req } = await send("/refuse", stream);
+    expect(res.status).toBe(401);
+    expect(req.body!.locked).toBe(false);
+    expect(seen.pulls).toBe(0);
+    expect(seen.cancelled).toBe(false);
+  });
+
+  it("leaves an unread body untouched for an unknown route", async () => {
+    const { seen, stream } = trackedBody(10, 100);
+    const { res, req } = await send("/unknown", stream);
+    expect(res.status).toBe(404);
+    expect(req.body!.locked).toBe(false);
+    expect(seen.cancelled).toBe(false);
+  });
+
+  it("reads a body past its limit to the end before answering 413, without cancelling it", async () => {
+    const { seen, stream } = trackedBody(30, 100);
+    const { res } = await send("/echo-length", stream);
+    expect(res.status).toBe(413);
+    expect(seen.drained).toBe(true);
+    expect(seen.pulls).toBe(30);
+    expect(seen.cancelled).toBe(false);
+  });
+
+  it("reads the rest of a body a handler read in part", async () => {
+    const { seen, stream } = trackedBody(5, 100);
+    const { res } = await send("/read-some", stream);
+    expect(res.status).toBe(400);
+    expect(seen.drained).toBe(true);
+    expect(seen.cancelled).toBe(false);
+  });
+
+  it("gives up draining a body past the drain bound by cancelling it", async () => {
+    const small = new OpenAPIHono<AppEnv>();
+    small.use("*", bodyLimits({ maxBytes: 1000, deadlineMs: 5_000, drainBytes: 2000 }));
+    small.post("/echo-length", async (c) => c.json({ length: (await c.req.arrayBuffer()).byteLength }));
+    small.onError((err, c) => renderProblem(isProblemError(err) ? err : new ProblemError("internal_error", String(err)), DOCS));
+    const { seen, stream } = trackedBody(1000, 100);
+    const res = await small.fetch(new Request("https://x.test/echo-length", { method: "POST", body: stream, duplex: "half" } as RequestInit), { DOCS_URL: DOCS });
+    expect(res.status).toBe(413);
+    expect(seen.cancelled).toBe(true);
+    expect(seen.pulls).toBeLessThan(100);
+  });
+});

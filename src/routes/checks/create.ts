@@ -5,6 +5,8 @@ import type { App } from "../../app";
 import type { AppEnv } from "../../http/context";
 import { defineRoute, problems } from "../../http/route";
 import { ProblemError, invalidField, problemDocument } from "../../http/problem";
+import { jsonPart } from "../../http/multipart";
+import { DECODE_BUDGET_MEGAPIXELS } from "../../domain/decode-budget";
 import { assertQuota } from "../../http/billing";
 import { idempotencyOf, IDEMPOTENCY_HEADER } from "../../http/idempotency";
 import { newId } from "../../domain/ids";
@@ -35,7 +37,10 @@ const createCheck = defineRoute(
       "(with job_id and status_url) when it cannot be, and the job goes on through the queue. Anything larger is queued: 202. " +
       "`Accept: text/event-stream` with exactly one item streams `received`, `quality`, `located`, `comparing`, then `decision` " +
       "or `error`, with a `: keep-alive` comment every 10 s; its Idempotency-Key is not replayable (409 idempotency_not_replayable). " +
-      "job_id is request.job_id, else the Idempotency-Key (which must then be a valid identifier).",
+      "job_id is request.job_id, else the Idempotency-Key (which must then be a valid identifier). " +
+      `Each distinct document is decoded once at the request, however many items and references name it. A request may make the service decode at most ${DECODE_BUDGET_MEGAPIXELS} megapixels, ` +
+      "counting the first page of each distinct document once and, for the checks, each item's document and each of its references once per item; " +
+      "past that it is refused with 413 too_large (`limit: decoded_megapixels`, `limit_megapixels`).",
     request: {
       body: {
         // Not "required": that would run the JSON validator on multipart bodies too. An empty body is a 400 below.
@@ -43,9 +48,11 @@ const createCheck = defineRoute(
         content: {
           "multipart/form-data": {
             schema: z
-              .object({ request: z.string().openapi({ description: "CheckRequest as JSON" }) })
+              .object({ request: jsonPart("CheckRequest as JSON") })
               .catchall(z.any())
               .openapi({ description: "A JSON part `request` (CheckRequest) and one file part per document, named as the items name them" }),
+            // The JSON part may be a text field or a file part typed JSON (src/http/multipart.ts).
+            encoding: { request: { contentType: "application/json, text/plain" } },
           },
           "application/json": { schema: CheckRequestDoc },
         },

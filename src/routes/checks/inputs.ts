@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import type { AppEnv } from "../../http/context";
 import { ProblemError, invalidField } from "../../http/problem";
-import { mediaType, readMultipart, unsupportedMediaType } from "../../http/multipart";
+import { mediaType, readJsonPart, readMultipart, unsupportedMediaType } from "../../http/multipart";
 import { fetchDocument, newFetchBudget } from "../../fetch/url-fetch";
 import { urlPolicyOf } from "../../services/url-policy";
 import { configOf } from "../../config";
@@ -23,6 +23,7 @@ import {
 } from "../../domain/check-request";
 import { isVerifyError } from "../../verify/types";
 import { unreadableInput } from "../../http/verify-problem";
+import { DecodeBudget, type BudgetOverrun } from "../../domain/decode-budget";
 import type { VerificationEngine } from "../../services/engine";
 import type { PreparedInput, PreparedItem } from "../../services/checks";
 
@@ -45,15 +46,8 @@ export async function parseCheckBody(c: Context<AppEnv>, validJson: () => unknow
   const type = mediaType(c);
   if (type === "multipart/form-data") {
     const form = await readMultipart(c);
-    const raw = form.get("request");
-    if (raw === null) throw invalidField("request", "the multipart body needs a JSON part named request (CheckRequest)");
-    const text = typeof raw === "string" ? raw : await (raw as unknown as File).text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw invalidField("request", "is not valid JSON");
-    }
+    const json = await readJsonPart(form, "request");
+    if (json === null) throw invalidField("request", "the multipart body needs a JSON part named request (CheckRequest)");
     const parsed = CheckRequestSchema.safeParse(json);
     if (!parsed.success) throw zodProblem("request", parsed.error);
     const normal = normaliseRequest(parsed.data, true);
@@ -67,18 +61,20 @@ export async function parseCheckBody(c: Context<AppEnv>, validJson: () => unknow
     for (const name of used) {
       if (!((form.get(name) as unknown) instanceof File)) throw invalidField(`request.items`, `name the file part ${JSON.stringify(name)}, which the body does not hold`);
     }
-    const cache = new Map<string, PreparedInput>();
+    // One promise per part, taken before the first await: items load concurrently, and a part named by
+    // many items and references must still be read (and later decoded) once, not once per name.
+    const cache = new Map<string, Promise<PreparedInput>>();
     return {
       request: parsed.data,
       items: normal.items,
       multipart: true,
-      load: async (src) => {
+      load: (src) => {
         if (!("part" in src)) throw new Error("a multipart request holds only part inputs here");
         let got = cache.get(src.part);
         if (!got) {
           const file = form.get(src.part) as unknown as File;
           if (file.size > MAX_DOCUMENT_BYTES) throw new ProblemError("too_large", `${src.part}: the document exceeds ${MAX_DOCUMENT_BYTES} bytes.`);
-          got = { bytes: new Uint8Array(await file.arrayBuffer()), contentType: file.type || null, fileName: defaultFileName(src, file.name || null) };
+          got = file.arrayBuffer().then((buf) => ({ bytes: new Uint8Array(buf), contentType: file.type || null, fileName: defaultFileName(src, file.name || null) }));
           cache.set(src.part, got);
         }
         return got;
@@ -113,8 +109,13 @@ export async function parseCheckBody(c: Context<AppEnv>, validJson: () => unknow
   throw unsupportedMediaType(["multipart/form-data", "application/json"]);
 }
 
-/** Loads every document (all URL fetches at once, under the shared deadline) and inspects each. */
-export async function prepareItems(engine: VerificationEngine, parsed: ParsedRequest): Promise<PreparedItem[]> {
+/**
+ * Loads every document (all URL fetches at once, under the shared deadline) and inspects each distinct
+ * one once, however many items and references name it (load returns one object per part or URL). The
+ * pixels this request makes the service decode, at the request and in its checks, are charged to a
+ * DecodeBudget: past it the request is refused with 413 before any more is decoded.
+ */
+export async function prepareItems(engine: VerificationEngine, parsed: ParsedRequest, budget = new DecodeBudget()): Promise<PreparedItem[]> {
   const fileField = (i: number) => (parsed.multipart ? `request.items[${i}].file` : `items[${i}].file.url`);
   const refField = (i: number, n: number) => (parsed.multipart ? `request.items[${i}].references[${n}]` : `items[${i}].references[${n}].url`);
   const loads = parsed.items.map((it) => ({
@@ -123,14 +124,32 @@ export async function prepareItems(engine: VerificationEngine, parsed: ParsedReq
   }));
   await Promise.all(loads.flatMap((l) => [l.input, ...l.refs]));
 
+  const inspected = new Map<PreparedInput, Inspection>();
+  const charge = (pixels: number) => {
+    const over = budget.charge(pixels);
+    if (over) throw decodeBudgetProblem(over, parsed.multipart ? "request.items" : "items");
+  };
+  // Each distinct document is decoded here once (charged once); each use of it by an item is charged
+  // as the decode its check will make.
+  const use = async (doc: PreparedInput, field: string): Promise<Inspection> => {
+    let got = inspected.get(doc);
+    if (!got) {
+      got = await inspect(engine, doc.bytes, field);
+      inspected.set(doc, got);
+      charge(got.pixels);
+    }
+    charge(got.pixels);
+    return got;
+  };
+
   const prepared: PreparedItem[] = [];
   for (const [i, it] of parsed.items.entries()) {
     const input = await loads[i].input;
-    const pages = await inspect(engine, input.bytes, fileField(i));
+    const { pages } = await use(input, fileField(i));
     const references: PreparedInput[] = [];
     for (const [n, r] of loads[i].refs.entries()) {
       const ref = await r;
-      await inspect(engine, ref.bytes, refField(i, n));
+      await use(ref, refField(i, n));
       references.push(ref);
     }
     prepared.push({ item: it, input, pages, references });
@@ -138,10 +157,26 @@ export async function prepareItems(engine: VerificationEngine, parsed: ParsedReq
   return prepared;
 }
 
-/** A document's page count; 415 for a format we do not take, 413 too large, else 422 unreadable. */
-async function inspect(engine: VerificationEngine, bytes: Uint8Array, field: string): Promise<number> {
+interface Inspection {
+  pages: number;
+  /** Pixels of the first page. */
+  pixels: number;
+}
+
+function decodeBudgetProblem(over: BudgetOverrun, field: string): ProblemError {
+  const message = `the request would make the service decode about ${over.megapixels} megapixels; at most ${over.limitMegapixels} are decoded per request`;
+  return new ProblemError(
+    "too_large",
+    `${field}: ${message} (the first page of each distinct document once, plus each item's document and references once per item). Send fewer items per request, or smaller images.`,
+    { extensions: { limit: "decoded_megapixels", limit_megapixels: over.limitMegapixels, errors: [{ field, message }] } },
+  );
+}
+
+/** A document's page count and first-page pixels; 415 for a format we do not take, 413 too large, else 422 unreadable. */
+async function inspect(engine: VerificationEngine, bytes: Uint8Array, field: string): Promise<Inspection> {
   try {
-    return (await engine.inspect(bytes)).pages;
+    const { pages, pixels } = await engine.inspect(bytes);
+    return { pages, pixels };
   } catch (err) {
     if (!isVerifyError(err)) throw err;
     throw unreadableInput(err, field, "document", "Documents");

@@ -1,3 +1,4 @@
+import { configOf } from "../../config";
 import { z } from "@hono/zod-openapi";
 import type { App } from "../../app";
 import type { Org, RegionName } from "../../domain/tenancy";
@@ -6,6 +7,7 @@ import { ProblemError, invalidField, notFound } from "../../http/problem";
 import { problems } from "../../http/route";
 import { LATEST_VERSION } from "../../http/versioning";
 import { versionProblem } from "../../versions/registry";
+import { normaliseHostEntry } from "../../fetch/url-policy";
 import { recordAudit } from "../../storage/audit";
 import { directory } from "../../storage/directory";
 import { copyOrgData, deleteOrgData } from "../../storage/move";
@@ -123,6 +125,16 @@ async function completeMove(env: Env, org: Org, requestId: string): Promise<Org>
   return moved;
 }
 
+/** The allowlist as stored: each entry checked and normalised (src/fetch/url-policy.ts), or 400 naming it. */
+function allowHostEntries(entries: string[], env: Env): string[] {
+  const exempt = configOf(env).insecureFetchHosts;
+  return entries.map((raw, i) => {
+    const got = normaliseHostEntry(raw, exempt);
+    if ("problem" in got) throw invalidField(`body.allow_hosts.${i}`, `${raw} ${got.problem}`);
+    return got.entry;
+  });
+}
+
 export function registerOrgRoutes(app: App): void {
   app.openapi(createOrg, async (c) => {
     const body = c.req.valid("json");
@@ -132,6 +144,7 @@ export function registerOrgRoutes(app: App): void {
     if (body.billing === "parent" && parentId === null) throw invalidField("body.billing", "'parent' needs a parent_id");
     const versionIssue = body.pinned_version ? versionProblem(body.pinned_version) : null;
     if (versionIssue) throw invalidField("body.pinned_version", versionIssue);
+    const allowHosts = allowHostEntries(body.allow_hosts, c.env);
     const org = await dir.createOrg({
       name: body.name,
       region: body.region,
@@ -139,7 +152,7 @@ export function registerOrgRoutes(app: App): void {
       billing: body.billing,
       pinnedVersion: body.pinned_version ?? LATEST_VERSION,
       learning: body.learning,
-      allowHosts: body.allow_hosts,
+      allowHosts,
       allowBuckets: body.allow_buckets,
       monthlyQuota: body.monthly_quota,
       inboxTtlSeconds: body.inbox_ttl,

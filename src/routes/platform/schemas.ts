@@ -17,7 +17,16 @@ export const KeyIdParam = z
 export const RegionSchema = z.enum(["us", "eu"]);
 export const BillingSchema = z.enum(["active", "inactive", "canceled", "parent"]);
 export const PermissionSchema = z.enum(PERMISSIONS);
-const Host = z.string().min(1).max(253).regex(/^[A-Za-z0-9.-]+(:\d{1,5})?$/, "must be a host name, optionally with a port");
+const Host = z
+  .string()
+  .min(1)
+  .max(260)
+  .regex(/^(\*\.)?([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?$/, "must be a host name or IP address, optionally with a port, or *.domain")
+  .openapi({
+    description:
+      "`docs.example.com` (port 443 only), `docs.example.com:8443` (that port only) or `*.example.com` (every subdomain, not the domain itself). " +
+      "Loopback, private, link-local, metadata and other special addresses (in any spelling, IPv4 or IPv6) and local names (`localhost`, `*.local`, `*.internal`) are refused.",
+  });
 const Bucket = z.string().min(1).max(255);
 
 export const OrgCreateSchema = z
