@@ -90,8 +90,11 @@ class FlateStage implements Sink {
       next.push(chunk);
     };
   }
+  #finished = false;
   push(chunk: Uint8Array): void {
-    if (this.#inf.ended) return; // bytes after the final block are ignored (PDF producers leave an EOL)
+    // Bytes after the final block are not read (PDF producers leave an EOL; a bomb may hide there):
+    // upstream stages are told to stop.
+    if (this.#finished) throw new OutputComplete();
     try {
       this.#inf.push(chunk, false);
     } catch (err) {
@@ -100,8 +103,13 @@ class FlateStage implements Sink {
     }
     // A checksum failure comes after all the data: lenient callers keep what was decoded.
     if (this.#inf.err && !(this.o.lenient && /check/.test(this.#inf.msg))) throw corrupt(this.o, this.#inf.msg || "invalid deflate data");
+    if (this.#inf.ended) {
+      this.#finished = true;
+      this.next.end();
+    }
   }
   end(): void {
+    if (this.#finished) return;
     if (!this.#inf.ended && !this.#inf.err && !this.o.lenient) throw new VerifyError("corrupt_file", `the ${this.o.what} is truncated`, this.o.page);
     this.next.end();
   }
@@ -144,6 +152,7 @@ class LzwStage implements Sink {
   }
 
   push(chunk: Uint8Array): void {
+    if (this.#done) throw new OutputComplete();
     for (let i = 0; i < chunk.length && !this.#done; i++) {
       this.#acc = ((this.#acc << 8) | chunk[i]) & 0xffffff;
       this.#bits += 8;
@@ -164,6 +173,8 @@ class LzwStage implements Sink {
     }
     if (code === 257) {
       this.#done = true;
+      this.#out.flush();
+      this.next.end();
       return;
     }
     let entry = code;
@@ -197,6 +208,7 @@ class LzwStage implements Sink {
   }
 
   end(): void {
+    if (this.#done) return;
     this.#out.flush();
     this.next.end();
   }
@@ -219,6 +231,7 @@ class RunLengthStage implements Sink {
     this.#out = new Emitter(next, o);
   }
   push(chunk: Uint8Array): void {
+    if (this.#done) throw new OutputComplete();
     let i = 0;
     while (i < chunk.length && !this.#done) {
       if (this.#literal > 0) {
@@ -233,11 +246,16 @@ class RunLengthStage implements Sink {
         const h = chunk[i++];
         if (h < 128) this.#literal = h + 1;
         else if (h > 128) this.#repeat = 257 - h;
-        else if (this.endAt128) this.#done = true;
+        else if (this.endAt128) {
+          this.#done = true;
+          this.#out.flush();
+          this.next.end();
+        }
       }
     }
   }
   end(): void {
+    if (this.#done) return;
     this.#out.flush();
     this.next.end();
   }
@@ -259,9 +277,11 @@ class AsciiHexStage implements Sink {
     this.#out = new Emitter(next, o);
   }
   push(chunk: Uint8Array): void {
+    if (this.#done) throw new OutputComplete();
     for (let i = 0; i < chunk.length && !this.#done; i++) {
       const c = chunk[i];
       if (c === 0x3e) {
+        this.end();
         this.#done = true;
       } else if (!isSpace(c)) {
         const v = HEX[c];
@@ -275,6 +295,7 @@ class AsciiHexStage implements Sink {
     }
   }
   end(): void {
+    if (this.#done) return;
     if (this.#high >= 0) this.#out.byte(this.#high << 4); // an odd final digit is followed by an implied 0
     this.#out.flush();
     this.next.end();
@@ -293,11 +314,13 @@ class Ascii85Stage implements Sink {
     this.#out = new Emitter(next, o);
   }
   push(chunk: Uint8Array): void {
+    if (this.#done) throw new OutputComplete();
     for (let i = 0; i < chunk.length && !this.#done; i++) {
       const c = chunk[i];
       if (isSpace(c)) continue;
       if (c === 0x7e) {
-        this.#done = true; // "~>"
+        this.end(); // "~>"
+        this.#done = true;
       } else if (c === 0x7a && this.#n === 0) {
         this.#out.repeat(0, 4);
       } else if (c >= 0x21 && c <= 0x75) {
@@ -318,6 +341,7 @@ class Ascii85Stage implements Sink {
     for (let k = 0; k < bytes; k++) this.#out.byte((g >>> (24 - 8 * k)) & 0xff);
   }
   end(): void {
+    if (this.#done) return;
     if (this.#n === 1) throw corrupt(this.o, "a final ASCII85 group of one character");
     if (this.#n > 1) {
       const n = this.#n;
