@@ -1,6 +1,6 @@
 import { VerifyError, type DecodeLimits, type Raster } from "../types";
 import { ByteBudget } from "./budget";
-import { decodeChain, OutputComplete, type FilterStep } from "./filters";
+import { decodeChain, type FilterStep } from "./filters";
 import { decodeG4 } from "./g4";
 import { decodeJpegGrey, jpegDimensions } from "./jpeg";
 import { checkDimensions, checkPageIndex } from "./limits";
@@ -25,6 +25,8 @@ import { RowDecoder, type SampleLayout } from "./rows";
 
 /** Raw decompressed bytes one compressed page may produce (bilevel pages are 1 bit per pixel). */
 export const TIFF_RAW_BUDGET_BYTES = 48 * 1024 * 1024;
+/** What a strip may decompress to beyond its full size before it counts as a bomb (encoder padding). */
+const STRIP_SLACK_BYTES = 4096;
 
 type Tags = Record<string, number[] | Uint8Array>;
 
@@ -164,13 +166,14 @@ export async function decodeTiffPage(bytes: Uint8Array, pageIndex: number, limit
     compression === 5 ? [{ filter: "lzw" }] : compression === 32773 ? [{ filter: "packbits" }] : compression === 1 ? [] : [{ filter: "flate" }];
   const samples = { spp, bps, le: r.le, predictor };
   const dec = new RowDecoder(layout);
-  const budget = new ByteBudget(TIFF_RAW_BUDGET_BYTES, `TIFF page ${pageIndex + 1}`);
+  // Each strip stops at its own size plus slack; the page as a whole at the raw budget plus that slack.
+  const budget = new ByteBudget(TIFF_RAW_BUDGET_BYTES + rowBytes * tileH + segments.length * STRIP_SLACK_BYTES, `TIFF page ${pageIndex + 1}`);
   if (tiled) decodeTiles(segments, steps, samples, { width, height, tileW, tileH, across, rowBytes }, dec, budget, pageIndex);
   else if (compression === 1 && predictor === 1 && !(bps === 16 && r.le)) readRawStrips(segments, rowBytes, tileH, dec);
   else {
     for (let i = 0, y = 0; i < segments.length && y < height; i++, y += tileH) {
       const rows = Math.min(tileH, height - y);
-      dec.push(segmentBytes(segments[i], steps, rowBytes * rows, rowBytes, samples, budget, pageIndex));
+      dec.push(segmentBytes(segments[i], steps, rowBytes * rows, rowBytes * tileH, rowBytes, samples, budget, pageIndex));
     }
   }
   return applyOrientation(dec.raster, orientation);
@@ -202,23 +205,28 @@ interface SampleInfo {
 }
 
 /**
- * One strip or tile decoded into exactly `want` bytes: the decoder stops as soon as it has them (extra
- * output is never produced, let alone kept), and a short strip is padded with zeros. Then the horizontal
- * predictor is undone and 16-bit samples are put in the big-endian order RowDecoder reads.
+ * One strip or tile decoded into exactly `want` bytes (a short one is padded with zeros). The decoder may
+ * produce at most a full strip (`full` bytes, the last strip of a page is often coded whole) plus a little
+ * slack; more is a decompression bomb and is refused the moment it appears. Then the horizontal predictor
+ * is undone and 16-bit samples are put in the big-endian order RowDecoder reads.
  */
-function segmentBytes(seg: Segment, steps: FilterStep[], want: number, rowBytes: number, s: SampleInfo, budget: ByteBudget, page: number): Uint8Array {
+function segmentBytes(seg: Segment, steps: FilterStep[], want: number, full: number, rowBytes: number, s: SampleInfo, budget: ByteBudget, page: number): Uint8Array {
   const out = new Uint8Array(want);
+  const cap = full + STRIP_SLACK_BYTES;
   let n = 0;
   const sink = {
     push(c: Uint8Array) {
-      const k = Math.min(c.length, want - n);
-      out.set(c.subarray(0, k), n);
-      n += k;
-      if (n >= want) throw new OutputComplete();
+      if (n < want) out.set(c.subarray(0, Math.min(c.length, want - n)), n);
+      n += c.length;
+      if (n > cap) {
+        throw new VerifyError("too_many_pixels", `a TIFF strip of page ${page + 1} decompresses to more than its ${full} bytes: refused as a decompression bomb`, page);
+      }
     },
     end() {},
   };
-  decodeChain(seg.data, steps, sink, { budget, what: "TIFF strip", page, lenient: true });
+  // Uncompressed data is only ever read as far as it is needed.
+  const data = steps.length === 0 ? seg.data.subarray(0, Math.min(seg.data.length, want)) : seg.data;
+  decodeChain(data, steps, sink, { budget, what: "TIFF strip", page, lenient: true });
   if (s.bps === 16 && s.le) for (let i = 0; i + 1 < want; i += 2) [out[i], out[i + 1]] = [out[i + 1], out[i]];
   if (s.predictor === 2) undoHorizontalPredictor(out, rowBytes, s);
   return out;
@@ -265,7 +273,7 @@ function decodeTiles(
     const rows = Math.min(g.tileH, g.height - y);
     band.fill(0);
     for (let tx = 0; tx < g.across; tx++) {
-      const tile = segmentBytes(segments[ty * g.across + tx], steps, tileRow * g.tileH, tileRow, s, budget, page);
+      const tile = segmentBytes(segments[ty * g.across + tx], steps, tileRow * g.tileH, tileRow * g.tileH, tileRow, s, budget, page);
       const x0 = tx * g.tileW * px;
       const copy = Math.min(tileRow, g.rowBytes - x0);
       for (let k = 0; k < rows; k++) band.set(tile.subarray(k * tileRow, k * tileRow + copy), k * g.rowBytes + x0);
