@@ -16,6 +16,7 @@
  * - after a call that left the memory above CORE_RETAINED_BYTES, the instance is dropped and the next call
  *   instantiates a fresh one (cheap: the module is compiled once), which is the only way to give memory back.
  */
+import { areaResample } from "./resample";
 import { VerifyError, type Raster } from "./types";
 
 /** Largest raster copied into the core; larger ones are area-averaged down first. */
@@ -88,27 +89,8 @@ export function fitForCore(raster: Raster): { raster: Raster; scale: number } {
   if (scale === 1) return { raster, scale };
   const W = Math.max(1, Math.min(CORE_MAX_SIDE, Math.floor(w / scale)));
   const H = Math.max(1, Math.min(CORE_MAX_SIDE, Math.floor(h / scale)));
-  // Separable box average over the source interval each output pixel covers: rows first into a small
-  // accumulator, so the only large buffer is the output itself.
-  const out = new Uint8Array(W * H);
-  const x0 = new Int32Array(W + 1);
-  for (let X = 0; X <= W; X++) x0[X] = Math.min(w, Math.round((X * w) / W));
-  const acc = new Float64Array(W);
-  for (let Y = 0; Y < H; Y++) {
-    const ya = Math.round((Y * h) / H);
-    const yb = Math.max(ya + 1, Math.round(((Y + 1) * h) / H));
-    acc.fill(0);
-    for (let y = ya; y < yb; y++) {
-      const row = y * w;
-      for (let X = 0; X < W; X++) {
-        let sum = 0;
-        for (let x = x0[X]; x < x0[X + 1]; x++) sum += raster.data[row + x];
-        acc[X] += sum;
-      }
-    }
-    for (let X = 0; X < W; X++) out[Y * W + X] = Math.round(acc[X] / ((yb - ya) * Math.max(1, x0[X + 1] - x0[X])));
-  }
-  return { raster: { width: W, height: H, data: out }, scale: w / W };
+  const out = areaResample(raster, W, H);
+  return { raster: out, scale: w / out.width };
 }
 
 export function createCore(module: WebAssembly.Module): Core {

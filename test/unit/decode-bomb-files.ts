@@ -200,3 +200,21 @@ export function withObjects(pdf: Uint8Array, ...objects: (string | Uint8Array)[]
 export function streamObject(n: number, dict: string, data: Uint8Array): Uint8Array {
   return concatBytes([enc.encode(`${n} 0 obj\n<< ${dict} /Length ${data.length} >>\nstream\n`), data, enc.encode("\nendstream\nendobj\n")]);
 }
+
+/** Pack LZW codes by hand (MSB-first, at the widths given or 9 bits). */
+export function lzwCodes(codes: number[], width = 9): Uint8Array {
+  const out: number[] = [];
+  let acc = 0;
+  let bits = 0;
+  for (const c of codes) {
+    acc = (acc << width) | c;
+    bits += width;
+    while (bits >= 8) {
+      bits -= 8;
+      out.push((acc >>> bits) & 255);
+    }
+    acc &= (1 << bits) - 1;
+  }
+  if (bits > 0) out.push((acc << (8 - bits)) & 255);
+  return new Uint8Array(out);
+}

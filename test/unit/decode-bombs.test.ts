@@ -20,7 +20,7 @@ import { VerifyError } from "../../src/verify/types";
 import { encodeJpeg, toPdf } from "../fixtures/generator";
 import { blankPage } from "../fixtures/draw";
 import { concat, makePng, pdfWithImages, zlib } from "./decode-files";
-import { ascii85, asciiHex, greyCard, lzwEncode, packBits, streamObject, tiffWith, withObjects } from "./decode-bomb-files";
+import { ascii85, asciiHex, greyCard, lzwCodes, lzwEncode, packBits, streamObject, tiffWith, withObjects } from "./decode-bomb-files";
 
 const CHUNK = 64 * 1024;
 const BACKSTOP_MS = 20_000;
@@ -130,7 +130,17 @@ describe("TIFF: strips checked against the file, bounded decoders", () => {
     expect((await refused(decodePage(missing, 0))).code).toBe("corrupt_file");
   });
 
-  it("ends every LZW strip with flipped bits (the 13.9 KB file that hung the service) with a bounded result", async () => {
+  it("refuses an LZW code past the string table (utif2 linked an entry to itself and looped forever)", async () => {
+    // clear, "A", 259 (two past the table: invalid), "B", 259. utif2 took 259 as the KwKwK case, then made
+    // entry 259 its own prefix and walked it for ever; a few flipped bits in a real strip do the same.
+    const strip = lzwCodes([256, 65, 259, 66, 259, 257]);
+    const card13k = concat([strip, new Uint8Array(13_900 - strip.length)]);
+    const e = await refused(decodePage(tiffWith({ width: W, height: H, compression: 5, strips: [card13k] }), 0));
+    expect(e.code).toBe("corrupt_file");
+    expect(e.message).toMatch(/LZW code past the table/);
+  }, BACKSTOP_MS);
+
+  it("ends every LZW strip with flipped bits with a bounded result", async () => {
     const strip = lzwEncode(card);
     let seed = 7;
     const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) / 0x1000000;
@@ -243,7 +253,7 @@ describe("PDF: one byte budget for every decompression of a document", () => {
   it("finds an object stream whose dictionary is padded far beyond its /Type, or hides names in strings", async () => {
     // The old guard looked for `stream` within 4 KiB of the name.
     const pad = `/Pad (${"x".repeat(8000)} >> stream)`;
-    await expectBomb(withObjects(base, streamObject(99, `${pad} /Type /ObjStm /N 1 /First 4 /Filter /FlateDecode`, zeros64)));
+    await expectBomb(withObjects(base, streamObject(99, `/Type /ObjStm ${pad} /N 1 /First 4 /Filter /FlateDecode`, zeros64)));
     // A decoy object header inside a string, whose hex string swallows the real name: traced past it.
     await expectBomb(withObjects(base, streamObject(99, `/Filter /FlateDecode /A (8 0 obj <) /Type /ObjStm /B (>) /N 1 /First 4`, zeros64)));
     // A decoy complete object inside a string ends the walk before the real header: refused as unreadable.

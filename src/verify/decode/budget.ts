@@ -36,7 +36,7 @@ export class ByteBudget {
     if (this.#used > this.limit) {
       throw new VerifyError(
         "too_many_pixels",
-        `${this.what} decompresses to more than ${this.limit} bytes: refused as a decompression bomb`,
+        `${this.what}: more than ${this.limit} bytes decompressed, refused as a decompression bomb`,
         page,
       );
     }

@@ -17,12 +17,16 @@ import { PdfCursor, PdfSyntaxError, PdfWorkExceeded, readName, streamAfter, type
  * decoded too, which costs budget, never safety) and then one that ends before the name (an earlier object:
  * the walk is over). A name that no readable dictionary holds is refused: pdf-lib might read it.
  *
- * Everything is charged to the document's one ByteBudget: structure streams against a 16 MiB share of it
+ * Everything is charged to the document's one ByteBudget: structure streams against an 8 MiB share of it
  * (pdf-lib holds them in memory, several times over), then image streams as pages are decoded (pdf.ts).
  */
 
-/** What pdf-lib may inflate while loading one document: object and cross-reference streams together. */
-export const PDF_STRUCTURE_BUDGET_BYTES = 16 * 1024 * 1024;
+/**
+ * What pdf-lib may inflate while loading one document: object and cross-reference streams together. A
+ * 200-page scan has a few hundred KiB of them; 8 MiB leaves room for far richer files while a bomb stops
+ * after about 50 ms of inflating.
+ */
+export const PDF_STRUCTURE_BUDGET_BYTES = 8 * 1024 * 1024;
 /** Decompressed bytes one PDF document may cost in all, per pixel of the page bound (two pages in RGB). */
 export const PDF_BUDGET_BYTES_PER_PIXEL = 8;
 /** More object or cross-reference streams than this is not a document, it is a workload. */
