@@ -272,6 +272,14 @@ describe("PDF: one byte budget for every decompression of a document", () => {
     expect(guard(parms).error?.code).toBe("corrupt_file");
   }, BACKSTOP_MS);
 
+  it("answers 415-style unsupported_format for an encrypted file whose object streams are ciphertext", async () => {
+    const cipher = new Uint8Array(300).map((_, i) => (i * 97 + 13) & 255);
+    const pdf = withObjects(base, "97 0 obj\n<< /Encrypt 98 0 R >>\nendobj\n", streamObject(99, "/Type /ObjStm /N 1 /First 4 /Filter /FlateDecode", cipher));
+    expect((await refused(pageCount(pdf))).code).toBe("unsupported_format");
+    // Without /Encrypt the same stream is simply damaged.
+    expect((await refused(pageCount(withObjects(base, streamObject(99, "/Type /ObjStm /N 1 /First 4 /Filter /FlateDecode", cipher))))).code).toBe("corrupt_file");
+  });
+
   it("refuses image-stream bombs behind a filter chain, and decodes honest chains exactly", async () => {
     const dict = { BitsPerComponent: 8, ColorSpace: "DeviceGray" };
     const bomb = await pdfWithImages([{ width: 100, height: 100, data: await zlib(zeros64), dict: { ...dict, Filter: ["FlateDecode", "FlateDecode"] } }]);

@@ -102,7 +102,7 @@ class FlateStage implements Sink {
       throw corrupt(this.o, err instanceof Error ? err.message.slice(0, 120) : String(err));
     }
     // A checksum failure comes after all the data: lenient callers keep what was decoded.
-    if (this.#inf.err && !(this.o.lenient && /check/.test(this.#inf.msg))) throw corrupt(this.o, this.#inf.msg || "invalid deflate data");
+    if (this.#inf.err && !(this.o.lenient && /incorrect (data|length) check/.test(this.#inf.msg))) throw corrupt(this.o, this.#inf.msg || "invalid deflate data");
     if (this.#inf.ended) {
       this.#finished = true;
       this.next.end();

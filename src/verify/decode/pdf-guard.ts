@@ -66,19 +66,30 @@ export function guardPdfStructure(bytes: Uint8Array, budget: ByteBudget): GuardR
   const structure = budget.child(PDF_STRUCTURE_BUDGET_BYTES, "the PDF's object and cross-reference streams");
   const work = { bytes: 0, limit: 4 * bytes.length + (1 << 20) };
   const decoded = new Set<number>();
+  // First every name: the markers to trace, and whether the file is encrypted (its object streams are
+  // then ciphertext, and the honest answer is "encrypted PDFs are not supported", not "damaged").
+  const markers: { at: number; name: string }[] = [];
+  let encrypted = false;
+  for (let at = bytes.indexOf(0x2f); at !== -1; ) {
+    const { name, end } = readName(bytes, at + 1);
+    work.bytes += end - at;
+    if (TYPES.has(name)) markers.push({ at, name });
+    else if (name === "Encrypt") encrypted = true;
+    at = bytes.indexOf(0x2f, Math.max(end, at + 1));
+  }
   try {
-    for (let at = bytes.indexOf(0x2f); at !== -1; ) {
-      const { name, end } = readName(bytes, at + 1);
-      work.bytes += end - at;
-      if (TYPES.has(name)) trace(bytes, at, name, work, (dict, data) => {
+    for (const { at, name } of markers) {
+      trace(bytes, at, name, work, (dict, data) => {
         if (decoded.has(data.start)) return;
         decoded.add(data.start);
         if (decoded.size > PDF_MAX_STRUCTURE_STREAMS) throw refuse(`more than ${PDF_MAX_STRUCTURE_STREAMS} object or cross-reference streams`);
         decodeStructureStream(bytes.subarray(data.start, data.end), dict, name, structure);
       });
-      at = bytes.indexOf(0x2f, Math.max(end, at + 1));
     }
   } catch (err) {
+    if (encrypted && err instanceof VerifyError && err.code === "corrupt_file") {
+      throw new VerifyError("unsupported_format", "encrypted PDFs are not supported");
+    }
     if (err instanceof PdfWorkExceeded) throw refuse("its syntax takes too much work to read");
     throw err;
   }
