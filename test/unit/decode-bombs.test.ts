@@ -311,3 +311,21 @@ describe("PDF: one byte budget for every decompression of a document", () => {
     expect(reader.budget.used - afterOpen).toBe(2 * px.length);
   });
 });
+
+describe("PDF structure guard: its own work is bounded", () => {
+  it("refuses a dictionary of 400,000 /XRef names without reading it once per name", async () => {
+    // Each name traces back to the same 2.4 MB dictionary; reading it once per name would be 10^12 bytes.
+    const names = "/XRef ".repeat(400_000);
+    const pdf = new TextEncoder().encode(`%PDF-1.7\n1 0 obj\n<< /A [ ${names} ] >>\nendobj\n`);
+    const budget = pdfDocumentBudget(resolveLimits());
+    let error: unknown;
+    try {
+      guardPdfStructure(pdf, budget);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(VerifyError);
+    expect((error as VerifyError).code).toBe("corrupt_file");
+    expect((error as VerifyError).message).toMatch(/too much work/);
+  }, BACKSTOP_MS);
+});

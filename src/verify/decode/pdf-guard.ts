@@ -109,7 +109,11 @@ function trace(
   let found = false;
   let p = marker;
   for (let tries = 0; ; tries++) {
+    const from = p;
     p = lastIndexOf(bytes, OBJ, p - 1);
+    // The walk back is the guard's work too: a file of nothing but names cannot make it quadratic.
+    work.bytes += from - Math.max(0, p);
+    if (work.bytes > work.limit) throw new PdfWorkExceeded();
     if (p < 0) break;
     if (tries >= MAX_CANDIDATES) throw refuse(`the /${name} at byte ${marker} is preceded by too many object headers to find its own`);
     const cur = new PdfCursor(bytes, p + OBJ.length, work);
