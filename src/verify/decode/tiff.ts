@@ -67,6 +67,7 @@ export function tiffPageOffsets(b: Uint8Array, maxPages: number): number[] {
   return pages;
 }
 
+const MAX_TABLE_ENTRIES = 1 << 20;
 const WANTED = [254, 256, 257, 258, 259, 262, 266, 273, 274, 277, 278, 279, 284, 292, 317, 320, 322, 323, 324, 325, 338, 339, 347, 530, 531];
 const TYPE_SIZE: Record<number, number> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4 };
 
@@ -89,6 +90,8 @@ function readTags(r: Reader, off: number, wanted = WANTED): Tags {
     if (type === 1 || type === 7 || type === 6 || type === 2) {
       tags["t" + tag] = r.b.subarray(at, at + num);
     } else {
+      // A page needs at most one strip per row or one tile per 16x16 block: a longer table is not a page.
+      if (num > MAX_TABLE_ENTRIES) throw new VerifyError("corrupt_file", `the TIFF tag ${tag} holds ${num} values`);
       const vals: number[] = new Array(num);
       for (let j = 0; j < num; j++) vals[j] = type === 3 || type === 8 ? u16(r, at + 2 * j) : u32(r, at + 4 * j);
       tags["t" + tag] = vals;
@@ -159,7 +162,10 @@ export async function decodeTiffPage(bytes: Uint8Array, pageIndex: number, limit
     throw new VerifyError("unsupported_format", `TIFF predictor ${predictor} with ${bps}-bit samples is not supported`, pageIndex);
   }
   const rowBytes = Math.ceil((width * spp * bps) / 8);
-  if (compression !== 1 && rowBytes * height > TIFF_RAW_BUDGET_BYTES) {
+  // Only uncompressed strips without a predictor are read in place; everything else is decoded a strip at
+  // a time into a buffer of raw samples.
+  const inPlace = compression === 1 && !tiled && predictor === 1 && !(bps === 16 && r.le);
+  if (!inPlace && rowBytes * height > TIFF_RAW_BUDGET_BYTES) {
     throw new VerifyError("too_many_pixels", `TIFF page ${pageIndex + 1} would take ${rowBytes * height} bytes to decompress; at most ${TIFF_RAW_BUDGET_BYTES} are allowed`, pageIndex);
   }
   const steps: FilterStep[] =
@@ -169,7 +175,7 @@ export async function decodeTiffPage(bytes: Uint8Array, pageIndex: number, limit
   // Each strip stops at its own size plus slack; the page as a whole at the raw budget plus that slack.
   const budget = new ByteBudget(TIFF_RAW_BUDGET_BYTES + rowBytes * tileH + segments.length * STRIP_SLACK_BYTES, `TIFF page ${pageIndex + 1}`);
   if (tiled) decodeTiles(segments, steps, samples, { width, height, tileW, tileH, across, rowBytes }, dec, budget, pageIndex);
-  else if (compression === 1 && predictor === 1 && !(bps === 16 && r.le)) readRawStrips(segments, rowBytes, tileH, dec);
+  else if (inPlace) readRawStrips(segments, rowBytes, tileH, dec);
   else {
     for (let i = 0, y = 0; i < segments.length && y < height; i++, y += tileH) {
       const rows = Math.min(tileH, height - y);
@@ -267,7 +273,7 @@ function decodeTiles(
   if ((s.spp * s.bps) % 8 !== 0) throw new VerifyError("unsupported_format", "tiled TIFF pages with less than a byte per pixel are not supported", page);
   const px = (s.spp * s.bps) / 8;
   const tileRow = g.tileW * px;
-  if (g.tileH * g.rowBytes > TIFF_RAW_BUDGET_BYTES) throw new VerifyError("too_many_pixels", "the TIFF tiles are too large", page);
+  if (g.tileH * Math.max(g.rowBytes, tileRow) > TIFF_RAW_BUDGET_BYTES) throw new VerifyError("too_many_pixels", "the TIFF tiles are too large", page);
   const band = new Uint8Array(g.tileH * g.rowBytes);
   for (let ty = 0, y = 0; y < g.height; ty++, y += g.tileH) {
     const rows = Math.min(g.tileH, g.height - y);
