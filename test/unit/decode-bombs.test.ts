@@ -329,3 +329,42 @@ describe("PDF structure guard: its own work is bounded", () => {
     expect((error as VerifyError).message).toMatch(/too much work/);
   }, BACKSTOP_MS);
 });
+
+describe("PDF structure that would make pdf-lib itself loop", () => {
+  let base: Uint8Array;
+  beforeAll(async () => {
+    base = await toPdf([{ jpeg: encodeJpeg({ width: 64, height: 48, data: greyCard(64, 48) }, 80) }]);
+  });
+  const guardCode = (pdf: Uint8Array) => {
+    try {
+      guardPdfStructure(pdf, pdfDocumentBudget(resolveLimits()));
+    } catch (err) {
+      return (err as VerifyError).code;
+    }
+    return "ok";
+  };
+
+  it("refuses a cross-reference stream that declares more entries than it holds (pdf-lib reads them all)", async () => {
+    const entries = new Uint8Array(5 * 3); // three entries of W [1 2 2]
+    const honest = withObjects(base, streamObject(98, "/Type /XRef /Size 3 /W [1 2 2]", entries));
+    expect(guardCode(honest)).toBe("ok");
+    for (const lie of ["/Size 1000000", "/Size 3 /Index [0 3 10 2000000000]", "/Size 3 /W [0 0 0]"]) {
+      const dict = lie.includes("/W") ? `/Type /XRef ${lie}` : `/Type /XRef ${lie} /W [1 2 2]`;
+      const pdf = withObjects(base, streamObject(98, dict, entries));
+      expect(guardCode(pdf), lie).toBe("corrupt_file");
+      expect((await refused(pageCount(pdf))).code, lie).toBe("corrupt_file");
+    }
+  });
+
+  it("refuses an object stream whose table points many times into one long object", async () => {
+    const long = `[${"[1 2 3] ".repeat(20_000)}]`;
+    const honestTable = "7 0 8 3 ";
+    const honest = withObjects(base, streamObject(98, `/Type /ObjStm /N 2 /First ${honestTable.length}`, new TextEncoder().encode(`${honestTable}1 2 ${long}`)));
+    expect(guardCode(honest)).toBe("ok");
+    const table = Array.from({ length: 5000 }, (_, i) => `${1000 + i} ${i} `).join("");
+    const repeat = withObjects(base, streamObject(98, `/Type /ObjStm /N 5000 /First ${table.length}`, new TextEncoder().encode(table + long)));
+    expect(guardCode(repeat)).toBe("corrupt_file");
+    const twice = withObjects(base, streamObject(98, `/Type /ObjStm /N 2 /First 8`, new TextEncoder().encode(`7 0 8 0 ${long}`)));
+    expect(guardCode(twice)).toBe("corrupt_file");
+  });
+});

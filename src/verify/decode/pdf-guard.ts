@@ -161,17 +161,91 @@ function chainOf(dict: Dict): FilterStep[] {
 function decodeStructureStream(data: Uint8Array, dict: Dict, type: string, budget: ByteBudget): void {
   const steps = chainOf(dict);
   if (type !== "ObjStm") {
-    decodeChain(data, steps, { push: () => undefined, end: () => undefined }, { budget, what: "PDF cross-reference stream", lenient: true });
+    let n = 0;
+    decodeChain(data, steps, { push: (c) => (n += c.length), end: () => undefined }, { budget, what: "PDF cross-reference stream", lenient: true });
+    checkXrefEntries(dict, n);
     return;
   }
-  // The objects inside may not name another object or cross-reference stream: pdf-lib could reach such a
-  // stream through a reference (/Type 12 0 R) that this guard, reading only the raw file, would not see.
   const parts: Uint8Array[] = [];
   decodeChain(data, steps, { push: (c) => parts.push(c), end: () => undefined }, { budget, what: "PDF object stream", lenient: true });
-  for (const part of parts.length > 1 ? [joined(parts)] : parts) {
-    for (let at = part.indexOf(0x2f); at !== -1; at = part.indexOf(0x2f, at + 1)) {
-      const n = readName(part, at + 1).name;
-      if (TYPES.has(n)) throw refuse(`an object stream holds the name /${n}`);
+  const content = parts.length === 1 ? parts[0] : joined(parts);
+  // The objects inside may not name another object or cross-reference stream: pdf-lib could reach such a
+  // stream through a reference (/Type 12 0 R) that this guard, reading only the raw file, would not see.
+  for (let at = content.indexOf(0x2f); at !== -1; at = content.indexOf(0x2f, at + 1)) {
+    const n = readName(content, at + 1).name;
+    if (TYPES.has(n)) throw refuse(`an object stream holds the name /${n}`);
+  }
+  checkObjectTable(dict, content);
+}
+
+/** A direct, non-negative integer entry of a structure stream's dictionary (pdf-lib would resolve a reference). */
+function directInt(dict: Dict, key: string): number | undefined {
+  const v = dict.v.get(key);
+  if (v === undefined) return undefined;
+  if (v.k !== "num" || !Number.isInteger(v.v) || v.v < 0) throw refuse(`a structure stream's /${key} is not a direct whole number`);
+  return v.v;
+}
+
+/**
+ * pdf-lib reads as many cross-reference entries as /Size or /Index declare, whatever the stream holds
+ * (a 2 KB file declaring /Size 1000000 cost it 4 s and 136 MB): the declared entries must fit the data.
+ */
+function checkXrefEntries(dict: Dict, decoded: number): void {
+  const w = dict.v.get("W");
+  if (!w || w.k !== "arr" || w.v.some((x) => x.k !== "num" || !Number.isInteger(x.v) || x.v < 0 || x.v > 8)) {
+    throw refuse("a cross-reference stream's /W is not a direct array of field widths");
+  }
+  const width = w.v.reduce((n, x) => n + (x as { v: number }).v, 0);
+  let entries = 0;
+  const index = dict.v.get("Index");
+  if (index !== undefined) {
+    if (index.k !== "arr" || index.v.some((x) => x.k !== "num" || !Number.isInteger(x.v) || x.v < 0)) {
+      throw refuse("a cross-reference stream's /Index is not a direct array of whole numbers");
+    }
+    for (let i = 1; i < index.v.length; i += 2) entries += (index.v[i] as { v: number }).v;
+  } else {
+    entries = directInt(dict, "Size") ?? 0;
+  }
+  if (width === 0 ? entries > 0 : entries * width > decoded + width) {
+    throw refuse(`a cross-reference stream declares ${entries} entries of ${width} bytes but holds ${decoded} bytes`);
+  }
+}
+
+/**
+ * pdf-lib parses each object of an object stream from the offset its table gives, to the object's end:
+ * a table of many entries pointing into one long object would make it parse that object again and again.
+ * So the table must be readable, with distinct offsets, and each object must end before the next begins.
+ */
+function checkObjectTable(dict: Dict, content: Uint8Array): void {
+  const count = directInt(dict, "N") ?? 0;
+  const first = directInt(dict, "First") ?? 0;
+  if (count > content.length / 4 + 1) throw refuse(`an object stream declares ${count} objects in ${content.length} bytes`);
+  const work = { bytes: 0, limit: 2 * content.length + 1024 };
+  const table = new PdfCursor(content, 0, work);
+  const offsets: number[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const num = table.value();
+      const off = table.value();
+      // pdf-lib reads digits only: on anything else it fails on this table too, and parses no object.
+      if (num.k !== "num" || off.k !== "num" || !Number.isInteger(off.v) || off.v < 0) return;
+      offsets.push(off.v);
+    }
+  } catch (err) {
+    if (err instanceof PdfSyntaxError) return;
+    throw err;
+  }
+  offsets.sort((a, b) => a - b);
+  for (let i = 0; i < offsets.length; i++) {
+    if (i > 0 && offsets[i] === offsets[i - 1]) throw refuse("an object stream lists one offset twice");
+    const start = first + offsets[i];
+    const end = Math.min(content.length, i + 1 < offsets.length ? first + offsets[i + 1] : content.length);
+    if (start >= content.length) throw refuse("an object stream's offset lies past its data");
+    try {
+      new PdfCursor(content.subarray(start, end), 0, work).value();
+    } catch (err) {
+      if (err instanceof PdfSyntaxError || err instanceof PdfWorkExceeded) throw refuse("an object in an object stream runs into the next one");
+      throw err;
     }
   }
 }
