@@ -218,3 +218,28 @@ export function lzwCodes(codes: number[], width = 9): Uint8Array {
   if (bits > 0) out.push((acc << (8 - bits)) & 255);
   return new Uint8Array(out);
 }
+
+/** A PDF whose page tree has `levels` levels, each node naming the next node twice (2^levels leaves seen). */
+export function pageTreeDag(levels: number): Uint8Array {
+  const objs: string[] = ["1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n"];
+  for (let i = 0; i < levels; i++) {
+    const n = 2 + i;
+    objs.push(`${n} 0 obj\n<< /Type /Pages /Kids [${n + 1} 0 R ${n + 1} 0 R] /Count ${2 ** Math.min(30, levels - i)} >>\nendobj\n`);
+  }
+  objs.push(`${2 + levels} 0 obj\n<< /Type /Page /MediaBox [0 0 10 10] >>\nendobj\n`);
+  return new TextEncoder().encode(`%PDF-1.7\n${objs.join("")}trailer\n<< /Root 1 0 R /Size ${3 + levels} >>\n%%EOF\n`);
+}
+
+/** A one-page PDF whose page shows a form XObject that names itself `fanOut` times in its own resources. */
+export async function formFanOut(fanOut: number): Promise<Uint8Array> {
+  const { PDFDocument } = await import("pdf-lib");
+  const doc = await PDFDocument.create();
+  const page = doc.addPage([100, 100]);
+  const formRef = doc.context.nextRef();
+  const names: Record<string, unknown> = {};
+  for (let i = 0; i < fanOut; i++) names[`F${i}`] = formRef;
+  const form = doc.context.stream(new Uint8Array(0), { Type: "XObject", Subtype: "Form", BBox: [0, 0, 1, 1], Resources: { XObject: names } } as never);
+  doc.context.assign(formRef, form);
+  page.node.newXObject("F", formRef);
+  return doc.save();
+}

@@ -20,7 +20,7 @@ import { VerifyError } from "../../src/verify/types";
 import { encodeJpeg, toPdf } from "../fixtures/generator";
 import { blankPage } from "../fixtures/draw";
 import { concat, makePng, pdfWithImages, zlib } from "./decode-files";
-import { ascii85, asciiHex, greyCard, lzwCodes, lzwEncode, packBits, streamObject, tiffWith, withObjects } from "./decode-bomb-files";
+import { ascii85, asciiHex, formFanOut, greyCard, lzwCodes, lzwEncode, pageTreeDag, packBits, streamObject, tiffWith, withObjects } from "./decode-bomb-files";
 
 const CHUNK = 64 * 1024;
 const BACKSTOP_MS = 20_000;
@@ -367,4 +367,14 @@ describe("PDF structure that would make pdf-lib itself loop", () => {
     const twice = withObjects(base, streamObject(98, `/Type /ObjStm /N 2 /First 8`, new TextEncoder().encode(`7 0 8 0 ${long}`)));
     expect(guardCode(twice)).toBe("corrupt_file");
   });
+
+  it("refuses a page tree that names one node twice (pdf-lib walked 2^40 nodes to count the pages)", async () => {
+    expect((await refused(pageCount(pageTreeDag(40)))).code).toBe("corrupt_file");
+    expect((await refused(pageCount(pageTreeDag(2)))).code).toBe("corrupt_file");
+  }, BACKSTOP_MS);
+
+  it("looks into each form XObject once per page (a form naming itself 1,000 times was 10^9 visits)", async () => {
+    // No counter to read here: the per-test timeout is the backstop, and before the fix this ran for hours.
+    expect((await refused(decodePage(await formFanOut(1000), 0))).code).toBe("no_raster_content");
+  }, BACKSTOP_MS);
 });

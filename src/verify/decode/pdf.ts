@@ -1,4 +1,4 @@
-import { PDFArray, PDFBool, PDFDict, PDFDocument, PDFName, PDFNumber, PDFRawStream, PDFRef, type PDFObject } from "pdf-lib";
+import { PDFArray, PDFBool, PDFDict, PDFDocument, PDFName, PDFNumber, PDFPageTree, PDFRawStream, PDFRef, type PDFObject } from "pdf-lib";
 import { VerifyError, type DecodeLimits, type Raster } from "../types";
 import type { ByteBudget } from "./budget";
 import { decodeChain, decodeToBytes, OutputComplete, pdfFilter, type FilterStep } from "./filters";
@@ -47,8 +47,10 @@ export class PdfReader {
     if (doc.isEncrypted) throw new VerifyError("unsupported_format", "encrypted PDFs are not supported");
     let count: number;
     try {
+      checkPageTree(doc, limits.maxPages);
       count = doc.getPageCount();
-    } catch {
+    } catch (err) {
+      if (err instanceof VerifyError) throw err;
       throw new VerifyError("corrupt_file", "the PDF's page tree is damaged");
     }
     if (count === 0) throw new VerifyError("corrupt_file", "the PDF has no pages");
@@ -76,6 +78,29 @@ export class PdfReader {
   }
 }
 
+/**
+ * pdf-lib counts pages by walking the page tree with no memory of where it has been: a tree whose /Kids
+ * name the same node twice at each of 40 levels is 2^40 visits, a loop is endless. Walk it first, once,
+ * refusing a node seen twice and a tree far larger than the page bound.
+ */
+function checkPageTree(doc: PDFDocument, maxPages: number): void {
+  const seen = new Set<PDFObject>();
+  const stack: (PDFObject | undefined)[] = [doc.catalog.get(PDFName.of("Pages"))];
+  const maxNodes = 4 * maxPages + 1000;
+  while (stack.length > 0) {
+    const node = lookup(doc, stack.pop());
+    if (!(node instanceof PDFPageTree)) continue; // a leaf, or something pdf-lib does not descend into
+    if (seen.has(node)) throw new VerifyError("corrupt_file", "the PDF's page tree names one node twice");
+    seen.add(node);
+    const kids = lookup(doc, node.get(PDFName.of("Kids")));
+    if (!(kids instanceof PDFArray)) continue;
+    if (seen.size + stack.length + kids.size() > maxNodes) {
+      throw new VerifyError("too_many_pages", `the PDF's page tree has more than ${maxNodes} entries; at most ${maxPages} pages are accepted`);
+    }
+    for (let i = 0; i < kids.size(); i++) stack.push(kids.get(i));
+  }
+}
+
 function lookup(doc: PDFDocument, obj: PDFObject | undefined): PDFObject | undefined {
   return obj instanceof PDFRef ? doc.context.lookup(obj) : obj;
 }
@@ -89,20 +114,25 @@ function imageArea(doc: PDFDocument, s: PDFRawStream): number {
   return (num(doc, s.dict, "Width") ?? 0) * (num(doc, s.dict, "Height") ?? 0);
 }
 
-function largestImage(doc: PDFDocument, resources: PDFDict | undefined, depth: number): PDFRawStream | undefined {
+/**
+ * Each form XObject is looked into once per page: forms that all name one another would otherwise cost
+ * (entries per form)^depth visits.
+ */
+function largestImage(doc: PDFDocument, resources: PDFDict | undefined, depth: number, seen = new Set<PDFRawStream>()): PDFRawStream | undefined {
   if (!resources || depth > 3) return undefined;
   const xobjects = lookup(doc, resources.get(PDFName.of("XObject")));
   if (!(xobjects instanceof PDFDict)) return undefined;
   let best: PDFRawStream | undefined;
   for (const [, ref] of xobjects.entries()) {
     const x = lookup(doc, ref);
-    if (!(x instanceof PDFRawStream)) continue;
+    if (!(x instanceof PDFRawStream) || seen.has(x)) continue;
+    seen.add(x);
     const subtype = lookup(doc, x.dict.get(PDFName.of("Subtype")));
     let candidate: PDFRawStream | undefined;
     if (subtype === PDFName.of("Image")) candidate = x;
     else if (subtype === PDFName.of("Form")) {
       const inner = lookup(doc, x.dict.get(PDFName.of("Resources")));
-      candidate = largestImage(doc, inner instanceof PDFDict ? inner : undefined, depth + 1);
+      candidate = largestImage(doc, inner instanceof PDFDict ? inner : undefined, depth + 1, seen);
     }
     if (candidate && (!best || imageArea(doc, candidate) > imageArea(doc, best))) best = candidate;
   }
