@@ -137,7 +137,7 @@ export function createCore(module: WebAssembly.Module): Core {
       const out = c.alloc(refs.length * groupCount * 4);
       const mem = new Float32Array(c.memory.buffer);
       mem.set(q, qp >> 2);
-      refs.forEach((r, i) => mem.set(r, (rp >> 2) + i * featureLength));
+      for (let i = 0; i < refs.length; i++) mem.set(refs[i], (rp >> 2) + i * featureLength);
       c.groupDistances(qp, rp, refs.length, out);
       return new Float32Array(c.memory.buffer, out, refs.length * groupCount).slice();
     });

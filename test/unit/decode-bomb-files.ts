@@ -82,7 +82,7 @@ export function packBits(data: Uint8Array): Uint8Array {
 export function asciiHex(data: Uint8Array): Uint8Array {
   let s = "";
   for (const b of data) s += b.toString(16).padStart(2, "0") + (s.length % 64 === 62 ? "\n" : "");
-  return new TextEncoder().encode(s + ">");
+  return new TextEncoder().encode(`${s}>`);
 }
 
 export function ascii85(data: Uint8Array): Uint8Array {
@@ -102,7 +102,7 @@ export function ascii85(data: Uint8Array): Uint8Array {
     }
     s += digits.slice(0, n + 1).join("");
   }
-  return new TextEncoder().encode(s + "~>");
+  return new TextEncoder().encode(`${s}~>`);
 }
 
 export interface TiffSpec {
@@ -173,7 +173,7 @@ export function tiffWith(s: TiffSpec): Uint8Array {
     }
   });
   v.setUint32(10 + tags.length * 12, 0, true);
-  s.strips.forEach((strip, i) => out.set(strip, offsets[i]));
+  for (let i = 0; i < s.strips.length; i++) out.set(s.strips[i], offsets[i]);
   return out;
 }
 

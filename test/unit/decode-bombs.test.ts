@@ -143,7 +143,10 @@ describe("TIFF: strips checked against the file, bounded decoders", () => {
   it("ends every LZW strip with flipped bits with a bounded result", async () => {
     const strip = lzwEncode(card);
     let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) / 0x1000000;
+    const rand = () => {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      return (seed >>> 8) / 0x1000000;
+    };
     for (let round = 0; round < 40; round++) {
       const bad = strip.slice();
       for (let k = 0; k < 5; k++) bad[Math.floor(rand() * bad.length)] ^= 1 << Math.floor(rand() * 8);

@@ -192,7 +192,7 @@ function directInt(dict: Dict, key: string): number | undefined {
  */
 function checkXrefEntries(dict: Dict, decoded: number): void {
   const w = dict.v.get("W");
-  if (!w || w.k !== "arr" || w.v.some((x) => x.k !== "num" || !Number.isInteger(x.v) || x.v < 0 || x.v > 8)) {
+  if (w?.k !== "arr" || w.v.some((x) => x.k !== "num" || !Number.isInteger(x.v) || x.v < 0 || x.v > 8)) {
     throw refuse("a cross-reference stream's /W is not a direct array of field widths");
   }
   const width = w.v.reduce((n, x) => n + (x as { v: number }).v, 0);

@@ -88,13 +88,13 @@ function readTags(r: Reader, off: number, wanted = WANTED): Tags {
     // A count is only believed if its values lie inside the file.
     if (at + total > r.b.length) throw new VerifyError("corrupt_file", `the TIFF tag ${tag} points past the end of the file`);
     if (type === 1 || type === 7 || type === 6 || type === 2) {
-      tags["t" + tag] = r.b.subarray(at, at + num);
+      tags[`t${tag}`] = r.b.subarray(at, at + num);
     } else {
       // A page needs at most one strip per row or one tile per 16x16 block: a longer table is not a page.
       if (num > MAX_TABLE_ENTRIES) throw new VerifyError("corrupt_file", `the TIFF tag ${tag} holds ${num} values`);
       const vals: number[] = new Array(num);
       for (let j = 0; j < num; j++) vals[j] = type === 3 || type === 8 ? u16(r, at + 2 * j) : u32(r, at + 4 * j);
-      tags["t" + tag] = vals;
+      tags[`t${tag}`] = vals;
     }
   }
   return tags;
@@ -331,7 +331,13 @@ function decodeG4Strips(segments: Segment[], tags: Tags, width: number, height: 
   const lsbFirst = first(tags, "t266", 1) === 2;
   for (let i = 0, y = 0; i < segments.length && y < height; i++, y += rowsPerStrip) {
     const rows = Math.min(rowsPerStrip, height - y);
-    const strip = decodeG4(segments[i].data, { width, height: rows, lsbFirst, invert: photometric === 1 });
+    let strip: Raster;
+    try {
+      strip = decodeG4(segments[i].data, { width, height: rows, lsbFirst, invert: photometric === 1 });
+    } catch (err) {
+      if (err instanceof VerifyError) throw new VerifyError(err.code, err.message, page);
+      throw err;
+    }
     out.data.set(strip.data, y * width);
   }
   return out;
