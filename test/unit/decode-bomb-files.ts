@@ -120,6 +120,8 @@ export interface TiffSpec {
   byteCounts?: number[];
   /** Store the segments as tiles of this size instead of strips. */
   tile?: [number, number];
+  /** JPEGTables (347): tables shared by every JPEG strip. */
+  jpegTables?: Uint8Array;
 }
 
 /** A one-page little-endian TIFF. */
@@ -139,10 +141,13 @@ export function tiffWith(s: TiffSpec): Uint8Array {
   const offsetsTag = s.tile ? 324 : 273;
   const countsTag = s.tile ? 325 : 279;
   tags.push([offsetsTag, 4, new Array(n).fill(0)], [countsTag, 4, s.byteCounts ?? s.strips.map((x) => x.length)]);
+  // JPEGTables is bytes (type 7): stored after the arrays, its entry patched below.
+  if (s.jpegTables) tags.push([347, 7, [0]]);
   tags.sort((a, b) => a[0] - b[0]);
   const ifdSize = 2 + tags.length * 12 + 4;
-  const arrays = tags.filter(([, , v]) => v.length > 1).reduce((k, [, , v]) => k + v.length * 4, 0);
-  const dataStart = 8 + ifdSize + arrays;
+  const arrays = tags.filter(([tag, , v]) => v.length > 1 && tag !== 347).reduce((k, [, , v]) => k + v.length * 4, 0);
+  const tablesAt = 8 + ifdSize + arrays;
+  const dataStart = tablesAt + (s.jpegTables?.length ?? 0);
   const offsets: number[] = [];
   let at = dataStart;
   for (const strip of s.strips) {
@@ -161,7 +166,11 @@ export function tiffWith(s: TiffSpec): Uint8Array {
     v.setUint16(e, tag, true);
     v.setUint16(e + 2, type, true);
     v.setUint32(e + 4, vals.length, true);
-    if (vals.length === 1) {
+    if (tag === 347 && s.jpegTables) {
+      v.setUint32(e + 4, s.jpegTables.length, true);
+      v.setUint32(e + 8, tablesAt, true);
+      out.set(s.jpegTables, tablesAt);
+    } else if (vals.length === 1) {
       if (type === 3) v.setUint16(e + 8, vals[0], true);
       else v.setUint32(e + 8, vals[0] >>> 0, true);
     } else {

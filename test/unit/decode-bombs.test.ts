@@ -182,6 +182,29 @@ describe("TIFF: strips checked against the file, bounded decoders", () => {
     }
   }, BACKSTOP_MS);
 
+  it("decodes JPEG strips (with shared JPEGTables) and 16-bit little-endian samples, and refuses a strip whose frame lies", async () => {
+    const jpeg = encodeJpeg({ width: W, height: H, data: card }, 95);
+    const close = (page: { data: Uint8Array }) => page.data.reduce((n, v, i) => n + Math.abs(v - card[i]), 0) / card.length;
+    expect(close(await decodePage(tiffWith({ width: W, height: H, compression: 7, strips: [jpeg] }), 0))).toBeLessThan(4);
+    // JPEGTables: SOI, the file's quantisation and Huffman tables, EOI.
+    const segs: Uint8Array[] = [new Uint8Array([0xff, 0xd8])];
+    for (let o = 2; o + 4 < jpeg.length && jpeg[o + 1] !== 0xda; o += 2 + ((jpeg[o + 2] << 8) | jpeg[o + 3])) {
+      if (jpeg[o + 1] === 0xdb || jpeg[o + 1] === 0xc4) segs.push(jpeg.subarray(o, o + 2 + ((jpeg[o + 2] << 8) | jpeg[o + 3])));
+    }
+    segs.push(new Uint8Array([0xff, 0xd9]));
+    expect(close(await decodePage(tiffWith({ width: W, height: H, compression: 7, strips: [jpeg], jpegTables: concat(segs) }), 0))).toBeLessThan(4);
+    // A strip whose frame header claims a whole page is refused before it is decoded.
+    const big = encodeJpeg({ width: 400, height: 300, data: new Uint8Array(400 * 300).fill(128) }, 80);
+    expect((await refused(decodePage(tiffWith({ width: W, height: H, compression: 7, strips: [big] }), 0))).code).toBe("corrupt_file");
+
+    const le16 = new Uint8Array(card.length * 2);
+    for (let i = 0; i < card.length; i++) le16.set([0x5a, card[i]], 2 * i); // low byte, then high byte
+    for (const [compression, strip] of [[1, le16], [5, lzwEncode(le16)]] as [number, Uint8Array][]) {
+      const page = await decodePage(tiffWith({ width: W, height: H, compression, strips: [strip], bitsPerSample: 16 }), 0);
+      expect(page.data, `compression ${compression}`).toEqual(card);
+    }
+  });
+
   it("refuses CCITT 1D and Group 3 (compression 2 and 3) as unsupported instead of handing them to utif2", async () => {
     for (const compression of [2, 3]) {
       const tiff = tiffWith({ width: W, height: H, compression, strips: [card], bitsPerSample: 1, photometric: 0 });
