@@ -6,8 +6,26 @@
  * In workerd the module comes from `import mod from "../../wasm/build/core.wasm"` (src/verify/core-module.ts);
  * in Node (the benches) from `new WebAssembly.Module(readFileSync("wasm/build/core.wasm"))`. One Core per
  * isolate is enough: every call resets the core's arena, and calls are synchronous, so they never interleave.
+ *
+ * Memory. A WebAssembly memory can grow but never shrink, so what one large call takes would stay held for
+ * the isolate's life (a 7000x5700 crop once left 41 MiB). Three bounds keep it small:
+ * - what goes in is capped: a raster over CORE_MAX_PIXELS or CORE_MAX_SIDE is area-averaged down before it
+ *   is copied (the features work on a size-normalised image of about 48,000 pixels, so nothing is lost
+ *   but the ink box's last pixel of precision, which is scaled back);
+ * - the module is built with a maximum memory (scripts/build-wasm.mjs), so a bug cannot grow it further;
+ * - after a call that left the memory above CORE_RETAINED_BYTES, the instance is dropped and the next call
+ *   instantiates a fresh one (cheap: the module is compiled once), which is the only way to give memory back.
  */
-import type { Raster } from "./types";
+import { areaResample } from "./resample";
+import { VerifyError, type Raster } from "./types";
+
+/** Largest raster copied into the core; larger ones are area-averaged down first. */
+export const CORE_MAX_PIXELS = 2048 * 2048;
+export const CORE_MAX_SIDE = 4096;
+/** Linear memory an idle core may keep between calls. */
+export const CORE_RETAINED_BYTES = 4 * 1024 * 1024;
+/** Feature vectors copied in per groupDistances call; more references are done in batches. */
+const DISTANCE_BATCH = 256;
 
 interface CoreExports {
   memory: WebAssembly.Memory;
@@ -55,61 +73,126 @@ export interface Core {
   extract(raster: Raster, jitters?: readonly Jitter[]): { main: Extraction; variants: Float32Array[] };
   /** Per-group distances of q to each ref: a Float32Array of refs.length * groupCount (ref-major). */
   groupDistances(q: Float32Array, refs: readonly Float32Array[]): Float32Array;
+  /** Bytes of linear memory the core holds now (0 between calls once a large call was released). */
+  memoryBytes(): number;
+  /** The most linear memory any call has used since the core was created (for tests and metrics). */
+  readonly peakMemoryBytes: number;
+}
+
+/**
+ * The raster the core may see: unchanged when within the caps, else area-averaged down by one factor for
+ * both sides, so that both caps hold. Returns the factor (source pixels per core pixel, per side).
+ */
+export function fitForCore(raster: Raster): { raster: Raster; scale: number } {
+  const { width: w, height: h } = raster;
+  const scale = Math.max(1, Math.sqrt((w * h) / CORE_MAX_PIXELS), w / CORE_MAX_SIDE, h / CORE_MAX_SIDE);
+  if (scale === 1) return { raster, scale };
+  const W = Math.max(1, Math.min(CORE_MAX_SIDE, Math.floor(w / scale)));
+  const H = Math.max(1, Math.min(CORE_MAX_SIDE, Math.floor(h / scale)));
+  const out = areaResample(raster, W, H);
+  return { raster: out, scale: w / out.width };
 }
 
 export function createCore(module: WebAssembly.Module): Core {
-  const instance = new WebAssembly.Instance(module, {});
-  const x = instance.exports as unknown as CoreExports;
-  const featureLength = x.featureLength();
-  const groupCount = x.groupCount();
+  let x: CoreExports | undefined;
+  let peak = 0;
+  const core = (): CoreExports => {
+    x ??= new WebAssembly.Instance(module, {}).exports as unknown as CoreExports;
+    return x;
+  };
+  // Every call goes through here: a trap (the memory maximum reached) drops the instance and becomes a
+  // typed error, and a call that left the memory large gives it back by dropping the instance.
+  const call = <T>(fn: (x: CoreExports) => T): T => {
+    const c = core();
+    try {
+      return fn(c);
+    } catch (err) {
+      x = undefined;
+      if (err instanceof WebAssembly.RuntimeError) {
+        throw new VerifyError("too_many_pixels", "the signature crop needs more memory than the comparison core allows");
+      }
+      throw err;
+    } finally {
+      const bytes = c.memory.buffer.byteLength;
+      peak = Math.max(peak, bytes);
+      if (bytes > CORE_RETAINED_BYTES && x === c) x = undefined;
+    }
+  };
+  const first = core();
+  const featureLength = first.featureLength();
+  const groupCount = first.groupCount();
   const groupOffsets: number[] = [];
   const groupKinds: number[] = [];
-  for (let g = 0; g <= groupCount; g++) groupOffsets.push(x.groupOffset(g));
-  for (let g = 0; g < groupCount; g++) groupKinds.push(x.groupKind(g));
+  for (let g = 0; g <= groupCount; g++) groupOffsets.push(first.groupOffset(g));
+  for (let g = 0; g < groupCount; g++) groupKinds.push(first.groupKind(g));
 
-  const readVector = (ptr: number): Float32Array =>
-    new Float32Array(x.memory.buffer, ptr, featureLength).slice();
+  const readVector = (c: CoreExports, ptr: number): Float32Array => new Float32Array(c.memory.buffer, ptr, featureLength).slice();
+
+  const distances = (q: Float32Array, refs: readonly Float32Array[]): Float32Array =>
+    call((c) => {
+      c.reset();
+      const bytes = featureLength * 4;
+      const qp = c.alloc(bytes);
+      const rp = c.alloc(bytes * Math.max(1, refs.length));
+      const out = c.alloc(refs.length * groupCount * 4);
+      const mem = new Float32Array(c.memory.buffer);
+      mem.set(q, qp >> 2);
+      for (let i = 0; i < refs.length; i++) mem.set(refs[i], (rp >> 2) + i * featureLength);
+      c.groupDistances(qp, rp, refs.length, out);
+      return new Float32Array(c.memory.buffer, out, refs.length * groupCount).slice();
+    });
 
   return {
     featureLength,
     groupCount,
     groupOffsets,
     groupKinds,
-    extract(raster, jitters = []) {
-      if (raster.data.length < raster.width * raster.height || raster.width < 1 || raster.height < 1) {
+    get peakMemoryBytes() {
+      return peak;
+    },
+    memoryBytes: () => x?.memory.buffer.byteLength ?? 0,
+    extract(original, jitters = []) {
+      if (original.data.length < original.width * original.height || original.width < 1 || original.height < 1) {
         throw new RangeError("raster data is smaller than width x height");
       }
-      x.reset();
-      const n = raster.width * raster.height;
-      const src = x.alloc(n);
-      // Re-read memory.buffer after every alloc: growing the memory detaches the old buffer.
-      new Uint8Array(x.memory.buffer, src, n).set(raster.data.subarray(0, n));
-      const found = x.preprocess(src, raster.width, raster.height) === 1;
-      const inkBox = { x: x.info(0), y: x.info(1), w: x.info(2), h: x.info(3) };
-      const normPtr = x.normPointer();
-      const vector = readVector(x.features());
-      const variants: Float32Array[] = [];
-      if (found) {
-        for (const j of jitters) {
-          // Each variant distorts the undistorted image: restore the pointer the warp replaced.
-          x.setNorm(normPtr);
-          x.warp(j.rotation, j.scale, j.shear, j.elastic, j.phase);
-          variants.push(readVector(x.features()));
+      const { raster, scale } = fitForCore(original);
+      return call((c) => {
+        c.reset();
+        const n = raster.width * raster.height;
+        const src = c.alloc(n);
+        // Re-read memory.buffer after every alloc: growing the memory detaches the old buffer.
+        new Uint8Array(c.memory.buffer, src, n).set(raster.data.subarray(0, n));
+        const found = c.preprocess(src, raster.width, raster.height) === 1;
+        const box = { x: c.info(0), y: c.info(1), w: c.info(2), h: c.info(3) };
+        // The ink box in the caller's pixels, clamped to its raster.
+        const inkBox =
+          scale === 1
+            ? box
+            : {
+                x: Math.min(original.width - 1, Math.floor(box.x * scale)),
+                y: Math.min(original.height - 1, Math.floor(box.y * scale)),
+                w: Math.max(1, Math.min(original.width - Math.floor(box.x * scale), Math.round(box.w * scale))),
+                h: Math.max(1, Math.min(original.height - Math.floor(box.y * scale), Math.round(box.h * scale))),
+              };
+        const normPtr = c.normPointer();
+        const vector = readVector(c, c.features());
+        const variants: Float32Array[] = [];
+        if (found) {
+          for (const j of jitters) {
+            // Each variant distorts the undistorted image: restore the pointer the warp replaced.
+            c.setNorm(normPtr);
+            c.warp(j.rotation, j.scale, j.shear, j.elastic, j.phase);
+            variants.push(readVector(c, c.features()));
+          }
         }
-      }
-      return { main: { vector, inkFound: found, inkBox }, variants };
+        return { main: { vector, inkFound: found, inkBox }, variants };
+      });
     },
     groupDistances(q, refs) {
-      x.reset();
-      const bytes = featureLength * 4;
-      const qp = x.alloc(bytes);
-      const rp = x.alloc(bytes * Math.max(1, refs.length));
-      const out = x.alloc(refs.length * groupCount * 4);
-      const mem = new Float32Array(x.memory.buffer);
-      mem.set(q, qp >> 2);
-      refs.forEach((r, i) => mem.set(r, (rp >> 2) + i * featureLength));
-      x.groupDistances(qp, rp, refs.length, out);
-      return new Float32Array(x.memory.buffer, out, refs.length * groupCount).slice();
+      if (refs.length <= DISTANCE_BATCH) return distances(q, refs);
+      const out = new Float32Array(refs.length * groupCount);
+      for (let i = 0; i < refs.length; i += DISTANCE_BATCH) out.set(distances(q, refs.slice(i, i + DISTANCE_BATCH)), i * groupCount);
+      return out;
     },
   };
 }

@@ -3,11 +3,11 @@
  * Both are 8-bit greyscale PNGs (colour type 0): the pipeline only ever holds grey pixels, and a grey PNG
  * is a quarter of the RGBA one photon would write.
  *
- * Resampling is photon's (Lanczos3) on a copy first reduced by whole-pixel area averaging to at most twice
- * the target size, so photon never holds a full page in RGBA.
+ * Resampling is area averaging in plain JavaScript (resample.ts). It used to be photon's Lanczos3, but
+ * photon's WebAssembly memory keeps its high-water mark for the isolate's life, so every thumbnail of a
+ * large page left tens of MB held after the request.
  */
-import { PhotonImage, SamplingFilter, resize } from "@cf-wasm/photon";
-import { downscale } from "./quality";
+import { areaResample } from "./resample";
 import type { Box, Raster } from "./types";
 import { concatBytes } from "../util/bytes";
 
@@ -45,31 +45,7 @@ export function fitWithin(r: Raster, maxSide: number): Raster {
   const long = Math.max(r.width, r.height);
   if (long <= maxSide) return r;
   const scale = maxSide / long;
-  const tw = Math.max(1, Math.round(r.width * scale));
-  const th = Math.max(1, Math.round(r.height * scale));
-  const factor = Math.floor(long / (2 * maxSide));
-  const pre = factor >= 2 ? downscale(r, { x: 0, y: 0, w: r.width, h: r.height }, factor) : r;
-  return photonResize(pre, tw, th);
-}
-
-function photonResize(r: Raster, width: number, height: number): Raster {
-  const rgba = new Uint8Array(r.width * r.height * 4);
-  for (let i = 0, j = 0; i < r.data.length; i++, j += 4) {
-    rgba[j] = rgba[j + 1] = rgba[j + 2] = r.data[i];
-    rgba[j + 3] = 255;
-  }
-  const src = new PhotonImage(rgba, r.width, r.height);
-  let out: PhotonImage | undefined;
-  try {
-    out = resize(src, width, height, SamplingFilter.Lanczos3);
-    const px = out.get_raw_pixels();
-    const grey = new Uint8Array(width * height);
-    for (let i = 0, j = 0; i < grey.length; i++, j += 4) grey[i] = px[j];
-    return { width, height, data: grey };
-  } finally {
-    src.free();
-    out?.free();
-  }
+  return areaResample(r, Math.max(1, Math.round(r.width * scale)), Math.max(1, Math.round(r.height * scale)));
 }
 
 /** The grey PNG of a located signature: padded box, at most 640 px on the long side. */

@@ -5,11 +5,15 @@
  * pixel memory is allocated, and every failure is a typed VerifyError: unsupported_format, corrupt_file,
  * too_large, too_many_pages, too_many_pixels, no_raster_content or page_out_of_range.
  *
- * Memory per page: PNG, baseline JPEG, TIFF (uncompressed, G4) and PDF Flate/CCITT/DCT pages are decoded
- * straight to grey, one byte per pixel (40 MB at the default 40 MP bound). Progressive JPEGs also hold
- * their luma coefficients (two bytes per pixel, up to PROGRESSIVE_MAX_PIXELS = 20 MP). utif2 holds at most
- * TIFF_RAW_BUDGET_BYTES of raw strips for other TIFF compressions. RGB, CMYK, 12-bit or arithmetic JPEGs go
- * through photon, about 8 bytes per pixel, so those are bounded by JPEG_MAX_PIXELS (10.5 MP, see jpeg.ts).
+ * Memory per page: PNG, baseline JPEG, TIFF and PDF pages are decoded straight to grey, one byte per pixel
+ * (40 MB at the default 40 MP bound), plus one strip or tile of raw samples for compressed TIFFs (at most
+ * TIFF_RAW_BUDGET_BYTES per page). Progressive JPEGs also hold their luma coefficients (two bytes per
+ * pixel, up to PROGRESSIVE_MAX_PIXELS = 20 MP). RGB, CMYK, 12-bit or arithmetic JPEGs go through photon,
+ * about 8 bytes per pixel, so those are bounded by JPEG_MAX_PIXELS (10.5 MP, see jpeg.ts).
+ *
+ * Work: every decompressor is ours and bounded by what it may write and what it may read (filters.ts,
+ * g4.ts, the JPEG decoders); a PDF's decompressions share one ByteBudget (pdf-guard.ts). docs/decoder-bounds.md
+ * lists the bounds.
  */
 import { VerifyError, type DecodeLimits, type Raster } from "../types";
 import { decodeJpegGrey } from "./jpeg";
