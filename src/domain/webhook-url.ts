@@ -10,6 +10,7 @@
  * production.
  */
 import { refuseUrl } from "../fetch/url-policy";
+import { parseIpv4, parseIpv6, specialHost } from "../fetch/host-address";
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
@@ -48,81 +49,31 @@ export function refuseWebhookUrl(raw: string, devHosts: readonly string[] = []):
   // The fetcher's rules for scheme and credentials; the host itself is judged below, not by an allowlist.
   const base = refuseUrl(url, { allowHosts: [url.host], allowBuckets: [], insecureHosts: dev ? [url.host] : [] });
   if (base === "invalid_url" || base === "scheme_not_allowed" || base === "credentials_in_url") return base;
+  // The fetcher refuses special addresses before any allowlist: for a webhook that means "not public".
+  if (base === "address_not_allowed") return "host_not_public";
   if (base !== null) return "invalid_url";
   if (dev) return null;
   return hostIsPublic(url.hostname) ? null : "host_not_public";
 }
 
-const INTERNAL_SUFFIXES = [".localhost", ".local", ".internal", ".intranet", ".lan", ".home.arpa", ".corp", ".localdomain"];
+/** Internal names beyond the fetcher's local-network suffixes that a webhook must not name either. */
+const INTERNAL_SUFFIXES = [".corp"];
 
-/** A host name or IP literal (as URL.hostname gives it: lower case, IPv6 in brackets, IPv4 normalised). */
+/**
+ * A host name or IP literal as URL.hostname gives it. Special addresses and local names are the
+ * fetcher's rules (src/fetch/host-address.ts); a webhook also refuses single-label names, which only
+ * resolve inside a network.
+ */
 export function hostIsPublic(hostname: string): boolean {
   const host = hostname.toLowerCase().replace(/\.$/, "");
-  if (host.startsWith("[") && host.endsWith("]")) return isPublicAddress(host.slice(1, -1));
-  if (/^[0-9.]+$/.test(host)) return isPublicAddress(host);
-  if (host === "localhost" || !host.includes(".")) return false;
+  if (specialHost(host) !== null) return false;
+  if (host.startsWith("[") || parseIpv4(host) !== null) return true;
+  if (!host.includes(".")) return false;
   return !INTERNAL_SUFFIXES.some((s) => host.endsWith(s));
 }
 
-function ipv4Octets(s: string): number[] | null {
-  const parts = s.split(".");
-  if (parts.length !== 4) return null;
-  const octets = parts.map((p) => (/^\d{1,3}$/.test(p) ? Number(p) : NaN));
-  return octets.every((o) => Number.isInteger(o) && o >= 0 && o <= 255) ? octets : null;
-}
-
-function publicIpv4([a, b, c]: number[]): boolean {
-  if (a === 0 || a === 10 || a === 127) return false; // this network, private, loopback
-  if (a === 100 && b >= 64 && b <= 127) return false; // carrier-grade NAT
-  if (a === 169 && b === 254) return false; // link-local, cloud metadata
-  if (a === 172 && b >= 16 && b <= 31) return false; // private
-  if (a === 192 && b === 168) return false; // private
-  if (a === 192 && b === 0 && (c === 0 || c === 2)) return false; // IETF protocol assignments, TEST-NET-1
-  if (a === 198 && (b === 18 || b === 19)) return false; // benchmarking
-  if (a === 198 && b === 51 && c === 100) return false; // TEST-NET-2
-  if (a === 203 && b === 0 && c === 113) return false; // TEST-NET-3
-  if (a >= 224) return false; // multicast, reserved, broadcast
-  return true;
-}
-
-/** Expands an IPv6 text form into 8 groups, or null. */
-function ipv6Groups(s: string): number[] | null {
-  let text = s.split("%")[0];
-  // A trailing dotted IPv4 (e.g. ::ffff:10.0.0.1) becomes two groups.
-  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (v4) {
-    const o = ipv4Octets(v4[1]);
-    if (!o) return null;
-    text = `${text.slice(0, -v4[1].length)}${((o[0] << 8) | o[1]).toString(16)}:${((o[2] << 8) | o[3]).toString(16)}`;
-  }
-  const halves = text.split("::");
-  if (halves.length > 2) return null;
-  const parse = (part: string) => (part === "" ? [] : part.split(":").map((g) => (/^[0-9a-f]{1,4}$/i.test(g) ? parseInt(g, 16) : NaN)));
-  const head = parse(halves[0]);
-  const tail = halves.length === 2 ? parse(halves[1]) : [];
-  const missing = 8 - head.length - tail.length;
-  if (halves.length === 1 && head.length !== 8) return null;
-  if (halves.length === 2 && missing < 1) return null;
-  const groups = [...head, ...Array(halves.length === 2 ? missing : 0).fill(0), ...tail];
-  return groups.length === 8 && groups.every((g) => Number.isInteger(g)) ? groups : null;
-}
-
-/** Whether an IP address (v4 dotted, or v6 text without brackets) is a public unicast address. */
+/** Whether a resolved address (v4 dotted, or v6 text without brackets) is a public unicast address. */
 export function isPublicAddress(ip: string): boolean {
-  const v4 = ipv4Octets(ip);
-  if (v4) return publicIpv4(v4);
-  const g = ipv6Groups(ip);
-  if (!g) return false;
-  const embeddedV4 = () => [g[6] >> 8, g[6] & 255, g[7] >> 8, g[7] & 255];
-  if (g.every((x) => x === 0)) return false; // unspecified
-  if (g.slice(0, 7).every((x) => x === 0) && g[7] === 1) return false; // loopback
-  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return publicIpv4(embeddedV4()); // IPv4-mapped
-  if (g.slice(0, 6).every((x) => x === 0)) return publicIpv4(embeddedV4()); // IPv4-compatible (deprecated)
-  if (g[0] === 0x64 && g[1] === 0xff9b) return publicIpv4(embeddedV4()); // NAT64
-  if ((g[0] & 0xfe00) === 0xfc00) return false; // unique local
-  if ((g[0] & 0xffc0) === 0xfe80) return false; // link-local
-  if ((g[0] & 0xff00) === 0xff00) return false; // multicast
-  if (g[0] === 0x2001 && g[1] === 0x0db8) return false; // documentation
-  if (g[0] === 0x2002) return false; // 6to4 (can embed any IPv4)
-  return true;
+  if (parseIpv4(ip) !== null) return specialHost(ip) === null;
+  return parseIpv6(ip) !== null && specialHost(`[${ip}]`) === null;
 }

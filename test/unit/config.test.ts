@@ -22,11 +22,19 @@ describe("configuration", () => {
     expect(config.regionHosts).toEqual({ us: "us.api.countersign.localhost", eu: "eu.api.countersign.localhost" });
     expect(config.jwt.jwksUrl).toBe(`${env.TEST_OUTSIDE_URL}/jwks.json`);
     expect(config.jwt.jwksInline).toBeNull();
-    expect(config.insecureFetchHosts).toEqual([new URL(env.TEST_OUTSIDE_URL).host]);
+    expect(config.insecureFetchHosts).toEqual([new URL(env.TEST_OUTSIDE_URL).host, new URL(env.TEST_CLOSED_URL).host]);
     expect(config.checks).toEqual({ itemBudgetMs: DEFAULTS.checkItemBudgetMs, capacity: DEFAULTS.checkCapacity, keepAliveMs: DEFAULTS.checkKeepAliveMs });
     expect(config.urlFetch).toEqual({ deadlineMs: DEFAULTS.urlFetchDeadlineMs, stallWindowMs: DEFAULTS.urlFetchStallWindowMs });
+    expect(config.live.timings).toEqual({ idleMs: 60_000, maxMs: 600_000, recheckMs: 30_000 });
+    expect(config.live.limits).toEqual({ tenant: 20, instance: 200 });
+    expect(config.webhooks.devHosts).toEqual([new URL(env.TEST_OUTSIDE_URL).host]);
+    expect(config.webhooks.retry.delaysS).toEqual([0, 0]);
     // Without CURSOR_SECRET, cursors are keyed from the operator secret.
     expect(config.cursorSecret).toBe(env.OPERATOR_TOKEN);
+  });
+
+  it("refuses a live re-check slower than the spec's 30 s and a malformed webhook schedule, naming each", () => {
+    expect(() => parseConfig({ ...raw, LIVE_RECHECK_MS: "45000", WEBHOOK_RETRY_SCHEDULE: "10,soon" })).toThrow(/LIVE_RECHECK_MS[\s\S]*WEBHOOK_RETRY_SCHEDULE|WEBHOOK_RETRY_SCHEDULE[\s\S]*LIVE_RECHECK_MS/);
   });
 
   it("takes timings as strings (wrangler vars) or numbers (bindings), and CURSOR_SECRET over the operator secret", () => {
