@@ -50,6 +50,8 @@ export interface CheckDocumentOptions {
   inputType?: string | null;
   /** `page` is 1-based; `box` in page pixels. */
   target?: { page?: number; box?: Box } | null;
+  /** A form template's stored registration models, by 1-based blank page (see services/templates.ts). */
+  templatePages?: Record<number, unknown> | null;
 }
 
 export interface CheckedSignature {
@@ -61,6 +63,8 @@ export interface CheckedSignature {
   confidence: number;
   /** Calibrated similarity of this signature in [0, 1]; null when it was not compared. */
   score?: number | null;
+  /** With a registered template: the index of the box on its page's model where it was found. */
+  zone?: number;
 }
 
 export interface CheckQuality {
@@ -88,6 +92,8 @@ export interface CheckedDocument {
   regions: { box: Box; deviation: number }[];
   /** Same order as `signatures`: grey PNG crops (8% padding, at most 640 px), when the engine renders them. */
   cropPngs?: Uint8Array[];
+  /** With a template: for each page searched with it, whether the page registered to the blank. */
+  registration?: { page: number; registered: boolean }[];
 }
 
 /** What checks need from the verification core, beside the enrolment methods above. */

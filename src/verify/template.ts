@@ -38,6 +38,11 @@ export interface TemplateModel {
   zones: TemplateZone[];
 }
 
+/** A signature found in a template's box: `zone` is the index of the box in `TemplateModel.boxes`. */
+export interface TemplateFound extends Found {
+  zone: number;
+}
+
 /** Most keypoints kept in a template; more add JSON without improving registration. */
 const MAX_KEYPOINTS = 900;
 /** How far (working pixels) the blank's ink is thickened before subtraction. */
@@ -85,7 +90,7 @@ function zoneAround(b: Box, m: InkMask): Box {
  * to the blank (then the caller falls back to locating without the template). Only boxes that meet
  * `region` are reported, clipped to it.
  */
-export function locateWithTemplate(page: Raster, template: TemplateModel, region: Box): Found[] | null {
+export function locateWithTemplate(page: Raster, template: TemplateModel, region: Box): TemplateFound[] | null {
   const ratio = page.width / template.width;
   const factor = Math.max(1, Math.round(template.factor * ratio));
   const m = inkMask(page, { x: 0, y: 0, w: page.width, h: page.height }, { factor });
@@ -103,7 +108,7 @@ export function locateWithTemplate(page: Raster, template: TemplateModel, region
   cls.components.forEach((c, i) => {
     if (cls.kinds[i] === Kind.Stamp || cls.kinds[i] === Kind.Line) excluded[c.id] = 1;
   });
-  const out: Found[] = [];
+  const out: TemplateFound[] = [];
   template.zones.forEach((zone, k) => {
     const blank = unpackBits(zone.bits, zone.w * zone.h);
     const fresh = new Uint8Array(zone.w * zone.h);
@@ -142,7 +147,7 @@ export function locateWithTemplate(page: Raster, template: TemplateModel, region
     if (!box) return;
     const inRegion = clip(intersect(box, region), page);
     if (!inRegion) return;
-    out.push({ box: inRegion, confidence: Math.min(1, found.confidence * (0.6 + 0.8 * reg.support)) });
+    out.push({ box: inRegion, confidence: Math.min(1, found.confidence * (0.6 + 0.8 * reg.support)), zone: k });
   });
   return out;
 }
