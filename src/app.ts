@@ -13,6 +13,7 @@ import { registerCheckRoutes } from "./routes/checks";
 import { registerUsageRoutes } from "./routes/usage";
 import { registerReferenceRoutes } from "./routes/subjects/references";
 import { registerSubjectRoutes } from "./routes/subjects/subjects";
+import { registerTemplateRoutes } from "./routes/templates";
 
 export type App = OpenAPIHono<AppEnv>;
 
@@ -47,6 +48,7 @@ export function createApp(): App {
   registerUsageRoutes(app);
   registerSubjectRoutes(app);
   registerReferenceRoutes(app);
+  registerTemplateRoutes(app);
 
   registerOpenApi(app);
 

@@ -23,6 +23,7 @@ import { decidedResult, errorResult, storedResultOf, type ItemBasics, type ItemE
 import { cropKey, inboxExpired, inboxExpiry, inboxPrefix, inputKey, itemReferenceKey } from "./inbox";
 import { NotEnoughReferences } from "./check-engine-live";
 import { deletePrefix } from "../storage/files";
+import { loadTemplate } from "./templates";
 
 /** One message of the check queue: one item of one job. */
 export interface CheckMessage {
@@ -312,12 +313,16 @@ async function evaluate(ctx: CheckContext, job: CheckJobRow, item: CheckItemRow,
       item.pageCount,
     );
   }
+  const template = spec.templateId ? await loadTemplate(ctx.store, ctx.org.id, spec.templateId) : null;
+  if (spec.templateId && !template) {
+    return errorResult(basics, { code: "template_not_found", detail: `The template ${spec.templateId} was deleted before the item was checked.` }, item.pageCount);
+  }
   try {
     const doc = await ctx.engine.checkDocument(
       bytes,
       model.model,
       { thresholds: policySpec.thresholds, quality_floor: policySpec.quality_floor },
-      { inputType: spec.inputType, target: spec.target },
+      { inputType: spec.inputType, target: spec.target, templatePages: template?.models ?? null },
       async (e) => {
         checkpoint();
         await opts.onEvent?.(e.type === "comparing" ? { ...e, referenceCount: e.referenceCount || model.count } : e);
@@ -329,7 +334,7 @@ async function evaluate(ctx: CheckContext, job: CheckJobRow, item: CheckItemRow,
       const sig = doc.signatures[n];
       if (sig) await ctx.store.files.put(cropKey(ctx.org.id, job.jobId, item.itemIndex, sig.index), png, { httpMetadata: { contentType: "image/png" } });
     }
-    return decidedResult(basics, doc, model.count);
+    return decidedResult(basics, doc, model.count, template ? { templateId: template.templateId, names: template.names } : undefined);
   } catch (err) {
     if (isVerifyError(err)) return errorResult(basics, { code: err.code, detail: err.message }, item.pageCount);
     if (err instanceof NotEnoughReferences) return errorResult(basics, { code: err.code, detail: err.message }, item.pageCount);

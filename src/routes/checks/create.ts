@@ -12,6 +12,7 @@ import { chooseMode, type JobMode } from "../../domain/job";
 import { jobIdFromKey } from "../../domain/check-request";
 import { DEFAULT_POLICY_NAME } from "../../domain/policy";
 import { getLatestPolicy } from "../../storage/policies";
+import { templatesRepo } from "../../storage/templates";
 import { BudgetExceeded, createJob, discardJob, enqueueItems, runItem, type CheckContext, type RunOptions } from "../../services/checks";
 import { renderResult, type StoredResult } from "../../services/check-results";
 import { checkSettings, inlineSlots } from "../../services/check-capacity";
@@ -103,10 +104,12 @@ export function registerCreateCheck(app: App): void {
 
     const body = await parseCheckBody(c, () => c.req.valid("json" as never));
     assertSessionRules(c, wantsStream, body);
-    body.items.forEach((it, i) => {
-      // No form template exists for any tenant yet.
-      if (it.templateId) throw invalidField(`${body.multipart ? "request." : ""}items[${i}].template_id`, `no template ${it.templateId} exists`);
-    });
+    for (const [i, id] of [...new Set(body.items.map((it) => it.templateId))].entries()) {
+      if (id && !(await templatesRepo(tenant.store.db).get(tenant.org.id, id))) {
+        const at = body.items.findIndex((it) => it.templateId === id);
+        throw invalidField(`${body.multipart ? "request." : ""}items[${at < 0 ? i : at}].template_id`, `no template ${id} exists`);
+      }
+    }
     if (wantsStream && body.items.length !== 1) throw invalidField(body.multipart ? "request.items" : "items", "a streamed check holds exactly one item");
 
     const key = idempotencyOf(c)?.key ?? null;
