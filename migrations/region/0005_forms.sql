@@ -44,6 +44,7 @@ CREATE TABLE bucket_drops (
   state TEXT NOT NULL CHECK (state IN ('waiting', 'submitted', 'summarised')),
   job_id TEXT,
   wait_until TEXT,                  -- a batch waits for its files until then
+  plan TEXT,                        -- JSON: each manifest item's job item index, or the error that kept it out
   created_at TEXT NOT NULL,
   updated_at TEXT NOT NULL,
   PRIMARY KEY (org_id, drop_id)
