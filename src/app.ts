@@ -14,6 +14,7 @@ import { registerUsageRoutes } from "./routes/usage";
 import { registerReferenceRoutes } from "./routes/subjects/references";
 import { registerSubjectRoutes } from "./routes/subjects/subjects";
 import { registerTemplateRoutes } from "./routes/templates";
+import { registerBucketKeyRoutes } from "./routes/bucket-keys";
 
 export type App = OpenAPIHono<AppEnv>;
 
@@ -49,6 +50,7 @@ export function createApp(): App {
   registerSubjectRoutes(app);
   registerReferenceRoutes(app);
   registerTemplateRoutes(app);
+  registerBucketKeyRoutes(app);
 
   registerOpenApi(app);
 

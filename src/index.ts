@@ -2,6 +2,7 @@ import { createApp } from "./app";
 import type { Env } from "./env";
 import { dispatchQueue } from "./queues/dispatch";
 import { sweepInboxes } from "./services/inbox";
+import { handleS3, isS3Request } from "./s3/endpoint";
 
 export { TenantGate } from "../durable-objects/tenant-gate";
 export { Job } from "../durable-objects/job";
@@ -10,7 +11,11 @@ export { LiveCapture } from "../durable-objects/live-capture";
 const app = createApp();
 
 export default {
-  fetch: app.fetch,
+  // The local S3 endpoint (/s3/...) speaks S3, not the API: it bypasses the API's middleware.
+  fetch(request: Request, env: Env, ctx: ExecutionContext) {
+    if (isS3Request(new URL(request.url))) return handleS3(request, env, ctx);
+    return app.fetch(request, env, ctx);
+  },
   async queue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext): Promise<void> {
     await dispatchQueue(batch, env, ctx);
   },

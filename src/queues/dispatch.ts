@@ -2,10 +2,12 @@ import type { Env } from "../env";
 import type { EnrolMessage } from "../services/enrolment";
 import { consumeEnrolments, deadLetteredEnrolment } from "./enrolments";
 import { consumeChecks, deadLetteredCheck } from "./checks";
+import { consumeBucketEvents } from "./bucket-events";
 
 export const QUEUE_NAMES = {
   checks: "countersign-check-items",
   enrolments: "countersign-enrolments",
+  bucketEvents: "countersign-bucket-events",
   deadLetter: "countersign-dead-letter",
 } as const;
 
@@ -16,6 +18,8 @@ export async function dispatchQueue(batch: MessageBatch<unknown>, env: Env, _ctx
       return consumeChecks(batch, env);
     case QUEUE_NAMES.enrolments:
       return consumeEnrolments(batch as MessageBatch<EnrolMessage>, env);
+    case QUEUE_NAMES.bucketEvents:
+      return consumeBucketEvents(batch, env);
     case QUEUE_NAMES.deadLetter:
       // Messages that exhausted their retries: logged for operators, then dropped.
       for (const m of batch.messages) {

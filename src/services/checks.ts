@@ -9,7 +9,7 @@ import type { Env } from "../env";
 import type { Org, RegionStore } from "../http/context";
 import { ProblemError } from "../http/problem";
 import { countUsage } from "../http/billing";
-import { checkId, type JobMode } from "../domain/job";
+import { checkId, isFinished, type JobMode, type JobSource } from "../domain/job";
 import type { NormalisedItem } from "../domain/check-request";
 import type { Policy } from "../domain/policy";
 import { canonicalJson } from "../domain/policy";
@@ -24,6 +24,7 @@ import { cropKey, inboxExpired, inboxExpiry, inboxPrefix, inputKey, itemReferenc
 import { NotEnoughReferences } from "./check-engine-live";
 import { deletePrefix } from "../storage/files";
 import { loadTemplate } from "./templates";
+import { summariseBucketJob } from "./bucket-drops";
 
 /** One message of the check queue: one item of one job. */
 export interface CheckMessage {
@@ -77,7 +78,7 @@ function isConstraintError(err: unknown): boolean {
  */
 export async function createJob(
   ctx: CheckContext,
-  args: { jobId: string; mode: JobMode; policy: Policy; metadata: Record<string, unknown> | null; actor: string; items: PreparedItem[] },
+  args: { jobId: string; mode: JobMode; policy: Policy; metadata: Record<string, unknown> | null; actor: string; items: PreparedItem[]; source?: JobSource },
 ): Promise<CheckJobRow> {
   const now = new Date();
   const nowIso = now.toISOString();
@@ -118,7 +119,7 @@ export async function createJob(
     orgId,
     jobId: args.jobId,
     status: "queued",
-    source: "api",
+    source: args.source ?? "api",
     mode: args.mode,
     policy: `${args.policy.name}@${args.policy.version}`,
     policySpec: canonicalJson(args.policy.spec),
@@ -248,6 +249,8 @@ async function settle(ctx: CheckContext, job: CheckJobRow, result: StoredResult)
   const completion = await jobObject(ctx.env, ctx.org.id, job.jobId).completeItem(result.item_index, result.decision !== null);
   await countUsage(ctx.env, ctx.org, [checkId(job.jobId, result.item_index)]);
   if (completion) await checksRepo(ctx.store.db).mirrorProgress(ctx.org.id, job.jobId, completion.state);
+  // A bucket drop's job writes its summary.json once finished (every delivery after that finds it written).
+  if (job.source === "bucket" && completion && isFinished(completion.state.status)) await summariseBucketJob(ctx, job.jobId);
   if (result.subject_reference) {
     await checksRepo(ctx.store.db).recordLastCheck(ctx.org.id, result.subject_reference, {
       id: result.check_id,
