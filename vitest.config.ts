@@ -3,6 +3,7 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-worker
 import { defineConfig } from "vitest/config";
 // The outside world (JWKS, document hosts, webhook receivers) as a real local HTTP server; see the file.
 import { startOutsideServer } from "./test/outside/server.mjs";
+import { awsSdkXmlParser } from "./test/setup/aws-sdk-xml-plugin";
 
 export default defineConfig(async () => {
   const root = import.meta.dirname;
@@ -12,18 +13,7 @@ export default defineConfig(async () => {
 
   return {
     plugins: [
-      // @aws-sdk/client-s3 (bucket-drop tests) resolves its browser build here, whose XML parser needs
-      // DOMParser, which workerd lacks: use the SDK's own plain-JS parser instead.
-      {
-        name: "aws-sdk-xml-parser",
-        enforce: "pre" as const,
-        resolveId(source: string, importer?: string) {
-          if (importer?.includes("@aws-sdk/xml-builder") && /\/xml-parser(\.browser)?(\.js)?$/.test(source)) {
-            return path.join(path.dirname(importer), "xml-parser.js");
-          }
-          return null;
-        },
-      },
+      awsSdkXmlParser,
       cloudflareTest({
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {

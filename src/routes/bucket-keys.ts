@@ -67,7 +67,7 @@ const list = defineRoute(
   {
     method: "get",
     path: "/sig/bucket-keys",
-    tags: ["bucket keys"],
+    tags: ["bucket-keys"],
     summary: "The access keys of the bucket's user, and the endpoint, bucket and prefix they reach",
     responses: { 200: { description: "Keys", content: { "application/json": { schema: BucketKeyListDoc } } }, ...problems(...AUTH_PROBLEMS, 501) },
   },
@@ -78,7 +78,7 @@ const create = defineRoute(
   {
     method: "post",
     path: "/sig/bucket-keys",
-    tags: ["bucket keys"],
+    tags: ["bucket-keys"],
     summary: "Issue an access key (the secret is shown once)",
     description:
       `At most ${MAX_ACTIVE_BUCKET_KEYS} active keys (409 conflict; revoke one first). The body, if any, must be {}. No Idempotency-Key: a retry ` +
@@ -96,7 +96,7 @@ const revoke = defineRoute(
   {
     method: "delete",
     path: "/sig/bucket-keys/{access_key_id}",
-    tags: ["bucket keys"],
+    tags: ["bucket-keys"],
     summary: "Revoke an access key",
     description: "Signed requests with it are refused (InvalidAccessKeyId) from then on. 204 also when it was revoked before. Audited as bucket_key.revoke.",
     request: { params: KeyParams },
