@@ -24,6 +24,7 @@ import { checksRepo } from "../storage/checks";
 import { dropsRepo, type DropRecord } from "../storage/drops";
 import { isVerifyError } from "../verify/types";
 import type { R2EventMessage } from "../s3/events";
+import { regionOfBucket } from "../s3/config";
 import { createJob, enqueueItems, type CheckContext, type PreparedItem } from "./checks";
 import { liveCheckEngine } from "./check-engine-live";
 import { storedResultOf, type ItemError } from "./check-results";
@@ -94,7 +95,12 @@ export async function handleObjectEvent(env: Env, msg: R2EventMessage): Promise<
   const dc = await dropContext(env, where.orgId);
   if (dc === "gone") return;
   if (dc === "moving") throw new RetryLater(30);
-  // The event must come from the organisation's own regional bucket.
+  // The event must come from the organisation's own regional bucket (an event from the bucket of a region
+  // the organisation has left names objects this region does not hold).
+  if (regionOfBucket(env, msg.bucket) !== dc.org.region) {
+    console.warn("bucket event from another region's bucket ignored", msg.bucket, msg.object.key);
+    return;
+  }
   const store = dc.ctx.store;
   const dropId = `drop_${await shortHash(`${msg.object.key}\n${msg.object.eTag ?? ""}\n${msg.eventTime}`)}`;
   const repo = dropsRepo(store.db);
