@@ -279,4 +279,27 @@ describe("bucket drops through the S3 endpoint", () => {
     const usage = await env.DB_US.prepare("SELECT COUNT(*) AS n FROM check_items WHERE org_id = ? AND job_id = 'twice-1'").bind(org.orgId).first<{ n: number }>();
     expect(usage?.n).toBe(1);
   });
+
+  it("a manifest uploaded before its files waits for them; when the wait ends, a missing file is an item error", async () => {
+    const folder = `${key.prefix}batches/late/`;
+    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}manifest.json`, Body: json({ job_id: "late-1", items: [{ file: "a.png", subject_reference: "alice" }, { file: "b.png", subject_reference: "alice" }] }) }));
+    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}a.png`, Body: signaturePng(WRITER, 3) }));
+    // Both events are handled (the manifest's and the file's) while b.png is still missing: the drop waits.
+    const drop = async () => env.DB_US.prepare("SELECT drop_id, state FROM bucket_drops WHERE org_id = ? AND object_key = ?").bind(org.orgId, `${folder}manifest.json`).first<{ drop_id: string; state: string }>();
+    const until = Date.now() + 10_000;
+    while ((await drop()) === null && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    expect((await drop())?.state).toBe("waiting");
+    expect(await s3Error(s3.send(new HeadObjectCommand({ Bucket: key.bucket, Key: `${folder}summary.json` })))).toMatchObject({ status: 404 });
+
+    // The wait ends (the delayed message the manifest's event sent, delivered now).
+    const batch = createMessageBatch("countersign-bucket-events", [
+      { id: "deadline-1", timestamp: new Date(), attempts: 1, body: { kind: "drop_deadline", orgId: org.orgId, dropId: (await drop())!.drop_id } },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, env, ctx);
+    await getQueueResult(batch, ctx);
+    const summary = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary;
+    expect(summary).toMatchObject({ job_id: "late-1", status: "completed", counts: { items: 2, decided: 1, errors: 1 } });
+    expect(summary.items[1]).toMatchObject({ file: "b.png", decision: null, errors: [{ code: "file_missing" }] });
+  });
 });
