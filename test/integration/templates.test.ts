@@ -160,7 +160,7 @@ describe("checks with a template", () => {
     expect(result.template).toEqual({ template_id: "loan-v3", registered: true, pages: [{ page: 1, registered: true }], detail: null });
     expect(result.signatures).toHaveLength(1);
     expect(result.signatures[0].box_name).toBe("co_borrower");
-    // The photo is turned 1.2 degrees about its centre: the found box still covers most of the ink.
+    // The photo is turned 2 degrees about its centre: the found box still covers most of the ink.
     expect(boxIoU(result.signatures[0].box, inkBox)).toBeGreaterThan(0.6);
     expect(result.decision).not.toBeNull();
     expect(result.best_match.signature_index).toBe(0);
