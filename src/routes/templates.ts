@@ -112,7 +112,7 @@ const create = defineRoute(
             // Loose on purpose: the parts are read and checked by the handler, which names the part at fault.
             schema: z
               .object({
-                template: z.any().optional().openapi({ type: "string", description: "TemplateCreate as JSON (a text field, or a file part typed application/json)" }),
+                template: z.any().optional().openapi({ type: "string", description: "TemplateCreate (#/components/schemas/TemplateCreate) as JSON: a text field, or a file part typed application/json" }),
                 blank: z.any().optional().openapi({ type: "string", format: "binary", description: "The blank form, PNG or PDF" }),
               })
               .catchall(z.any()),
@@ -192,6 +192,9 @@ async function readTemplateBody(c: Context<AppEnv>): Promise<{ input: TemplateCr
 }
 
 export function registerTemplateRoutes(app: App): void {
+  // The JSON part is validated by the handler (it may arrive as a text field or a file part), so the
+  // schema is registered as a component of its own for the document.
+  app.openAPIRegistry.register("TemplateCreate", TemplateCreateDoc);
   app.openapi(list, async (c) => {
     const { org, store } = c.get("tenant");
     const templates = await templatesRepo(store.db).list(org.id);

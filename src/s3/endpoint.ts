@@ -74,12 +74,12 @@ export async function handleS3(req: Request, env: Env, ctx: ExecutionContext): P
   let resource = url.pathname.slice(S3_PATH_PREFIX.length) || "/";
   try {
     const config = dropConfig(env);
-    if (!config || config.mode !== "local") throw new S3Error("NotImplemented", "The local S3 endpoint is not enabled here (BUCKET_KEYS_MODE=local).");
+    if (config?.mode !== "local") throw new S3Error("NotImplemented", "The local S3 endpoint is not enabled here (BUCKET_KEYS_MODE=local).");
     const caller = await authenticateS3(env, req, url);
     ctx.waitUntil(bucketKeysRepo(regionStore(env, caller.org.region).db).touch(caller.key.accessKeyId, new Date().toISOString()).catch(() => undefined));
     const t = targetOf(url);
     resource = `/${t.bucket}${t.key ? `/${t.key}` : ""}`;
-    const res = await route(env, ctx, req, caller, t);
+    const res = await route(env, req, caller, t);
     res.headers.set("x-amz-request-id", requestId);
     return res;
   } catch (err) {
@@ -89,7 +89,7 @@ export async function handleS3(req: Request, env: Env, ctx: ExecutionContext): P
   }
 }
 
-async function route(env: Env, ctx: ExecutionContext, req: Request, caller: S3Caller, t: Target): Promise<Response> {
+async function route(env: Env, req: Request, caller: S3Caller, t: Target): Promise<Response> {
   const method = req.method.toUpperCase();
   const files = regionStore(env, caller.org.region).files;
   if (t.bucket === "") {

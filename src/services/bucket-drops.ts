@@ -9,7 +9,7 @@
  */
 import type { Env } from "../env";
 import type { Org } from "../http/context";
-import { ProblemError, isProblemError } from "../http/problem";
+import { type ProblemError, isProblemError } from "../http/problem";
 import { assertBilling, assertQuota } from "../http/billing";
 import { DEFAULT_POLICY_NAME } from "../domain/policy";
 import { MANIFEST_NAME, MAX_MANIFEST_BYTES, SUMMARY_NAME, SUMMARY_SUFFIX, manifestItems, parseManifest, readDropKey, type DropKey, type ManifestItemValue } from "../domain/drop";
@@ -300,7 +300,7 @@ async function finishWithoutJob(dc: DropContext, drop: DropRecord, error: ItemEr
 export async function summariseBucketJob(ctx: CheckContext, jobId: string): Promise<void> {
   const repo = dropsRepo(ctx.store.db);
   const drop = await repo.byJob(ctx.org.id, jobId);
-  if (!drop || drop.state !== "submitted" || !drop.plan) return;
+  if (drop?.state !== "submitted" || !drop.plan) return;
   const job = await checksRepo(ctx.store.db).job(ctx.org.id, jobId);
   if (!job || !isFinished(job.status)) return;
   const rows = await checksRepo(ctx.store.db).results(ctx.org.id, jobId, { after: null, limit: 500, decision: null });

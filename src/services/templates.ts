@@ -54,7 +54,7 @@ export function checkBlank(bytes: Uint8Array): "image/png" | "application/pdf" {
  * and the model built from it. Bad boxes and unreadable blanks are 400/422 naming the field.
  */
 export async function buildTemplateModel(bytes: Uint8Array, input: TemplateCreate): Promise<{ boxes: TemplateBox[]; stored: StoredTemplateModel; pages: TemplateRecord["pages"] }> {
-  let doc;
+  let doc: Awaited<ReturnType<typeof openDocument>>;
   try {
     doc = await openDocument(bytes);
   } catch (err) {
@@ -87,7 +87,9 @@ export async function buildTemplateModel(bytes: Uint8Array, input: TemplateCreat
     try {
       const model = buildTemplate(raster, onPage.map(({ b }) => ({ x: b.x, y: b.y, w: b.w, h: b.h })));
       // buildTemplate clips boxes to the page: keep the stored boxes as the model sees them.
-      onPage.forEach(({ i }, k) => Object.assign(boxes[i], model.boxes[k]));
+      onPage.forEach(({ i }, k) => {
+        Object.assign(boxes[i], model.boxes[k]);
+      });
       stored.pages.push({ page: p, names: onPage.map(({ b }) => b.name), model });
     } catch (err) {
       if (!(err instanceof RangeError)) throw err;

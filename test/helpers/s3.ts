@@ -46,7 +46,9 @@ export const workerTransport = {
     if (body instanceof Uint8Array) body = body.slice();
     const res = await exports.default.fetch(url, { method, headers, body: method === "GET" || method === "HEAD" ? undefined : body });
     const out: Record<string, string> = {};
-    res.headers.forEach((v, k) => (out[k] = v));
+    res.headers.forEach((v, k) => {
+      out[k] = v;
+    });
     return { response: { statusCode: res.status, reason: res.statusText, headers: out, body: res.body ?? new ReadableStream({ start: (c) => c.close() }) } };
   },
   updateHttpClientConfig() {},
