@@ -16,6 +16,7 @@ import { api, createOrg, operator, type CreatedOrg } from "../helpers/tenant";
 import { enrolWriter, expectProblem } from "../helpers/checks";
 import { signaturePng } from "../helpers/signatures";
 import { issueBucketKey, s3Client, type IssuedBucketKey } from "../helpers/s3";
+import { BOX_SPEC, blankFormPng, photographedForm, postTemplate, templateBody } from "../helpers/forms";
 
 const WRITER = 31;
 let org: CreatedOrg;
@@ -301,5 +302,24 @@ describe("bucket drops through the S3 endpoint", () => {
     const summary = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary;
     expect(summary).toMatchObject({ job_id: "late-1", status: "completed", counts: { items: 2, decided: 1, errors: 1 } });
     expect(summary.items[1]).toMatchObject({ file: "b.png", decision: null, errors: [{ code: "file_missing" }] });
+  });
+
+  it("checks a dropped photo of a form with a template: the summary names the box the signature was found in", async () => {
+    const created = await postTemplate(org.apiKey, templateBody({ template_id: "loan-v3", boxes: BOX_SPEC }, blankFormPng()));
+    expect(created.status, await created.clone().text()).toBe(201);
+    const folder = `${key.prefix}batches/forms-1/`;
+    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}form.png`, Body: photographedForm(WRITER, 1).png, ContentType: "image/png" }));
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: key.bucket,
+        Key: `${folder}manifest.json`,
+        Body: json({ items: [{ file: "form.png", subject_reference: "alice", template_id: "loan-v3", input_type: "photo", reference: "F-1" }] }),
+      }),
+    );
+    const summary = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary & { items: { template: { registered: boolean } | null }[] };
+    expect(summary.status).toBe("completed");
+    expect(summary.items[0].located?.box_name).toBe("co_borrower");
+    expect(summary.items[0].template?.registered).toBe(true);
+    expect(summary.items[0].decision).not.toBeNull();
   });
 });
