@@ -40,7 +40,7 @@ export interface Env {
   BUCKET_SECRET_KEY?: string;
   /** JSON object: region name -> its R2 bucket's name, as S3 clients address it. */
   R2_BUCKET_NAMES?: string;
-  /** The S3 endpoint URL shown to clients in local mode (default: the caller's origin + /s3). */
+  /** The S3 endpoint URL shown to clients in local mode (default: the caller's origin). */
   S3_ENDPOINT_URL?: string;
   /** The API's public address, for status_url in summary.json (written where no request gives one). */
   PUBLIC_BASE_URL?: string;

@@ -11,9 +11,9 @@ export { LiveCapture } from "../durable-objects/live-capture";
 const app = createApp();
 
 export default {
-  // The local S3 endpoint (/s3/...) speaks S3, not the API: it bypasses the API's middleware.
+  // The local S3 endpoint (/s3/..., or /<bucket>/...) speaks S3, not the API: it bypasses the API's middleware.
   fetch(request: Request, env: Env, ctx: ExecutionContext) {
-    if (isS3Request(new URL(request.url))) return handleS3(request, env, ctx);
+    if (isS3Request(new URL(request.url), env)) return handleS3(request, env, ctx);
     return app.fetch(request, env, ctx);
   },
   async queue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext): Promise<void> {

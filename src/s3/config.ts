@@ -1,7 +1,8 @@
 /**
  * Where tenants drop documents, as configured. Two ways to serve the drop bucket:
  *
- *  - `local`: this Worker serves an S3-compatible endpoint under /s3/ (path-style), verifies AWS
+ *  - `local`: this Worker serves an S3-compatible endpoint (path-style, at the root for the regional
+ *    bucket names and under /s3/), verifies AWS
  *    Signature V4 with the bucket keys it issues, writes into the regional R2 bucket and emits the
  *    R2 event-notification message itself. For `wrangler dev` and tests, where R2 has no S3 API.
  *  - `r2`: production. R2's own S3 endpoint and R2 event notifications (a rule on each regional
@@ -19,7 +20,7 @@ export interface DropConfig {
   mode: DropMode;
   /** The regional R2 bucket's name, as S3 clients address it. */
   bucketName(region: RegionName): string;
-  /** The S3 endpoint URL clients use (`--endpoint-url`), given the address the caller used. */
+  /** The S3 endpoint URL clients use (`--endpoint-url`), given the address the caller used (local: the origin itself). */
   endpointUrl(origin: string, region: RegionName): string;
   /** The region S3 clients sign with. R2 takes `auto`; the local endpoint accepts any. */
   signingRegion: string;
@@ -49,7 +50,7 @@ export function dropConfig(env: Env): DropConfig | null {
     return {
       mode: "local",
       bucketName: (r) => names[r],
-      endpointUrl: (origin) => env.S3_ENDPOINT_URL || `${origin}/s3`,
+      endpointUrl: (origin) => env.S3_ENDPOINT_URL || origin,
       signingRegion: "auto",
     };
   }

@@ -24,8 +24,30 @@ export const S3_PATH_PREFIX = "/s3";
 const XML_HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n';
 const NS = 'xmlns="http://s3.amazonaws.com/doc/2006-03-01/"';
 
-export function isS3Request(url: URL): boolean {
-  return url.pathname === S3_PATH_PREFIX || url.pathname.startsWith(`${S3_PATH_PREFIX}/`);
+/**
+ * The endpoint answers under /s3/ and also at the root for paths that start with one of the regional
+ * bucket names (no API route does), so `--endpoint-url <origin>` works with clients that drop an
+ * endpoint URL's path as well as `--endpoint-url <origin>/s3`.
+ */
+export function isS3Request(url: URL, env: Pick<Env, "R2_BUCKET_NAMES" | "BUCKET_KEYS_MODE">): boolean {
+  if (env.BUCKET_KEYS_MODE !== "local") return false;
+  if (url.pathname === S3_PATH_PREFIX || url.pathname.startsWith(`${S3_PATH_PREFIX}/`)) return true;
+  const first = url.pathname.split("/")[1] ?? "";
+  return first !== "" && regionOfBucket(env, safeSegment(first)) !== null;
+}
+
+function safeSegment(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+/** The request's path below the endpoint: `/<bucket>/<key>`. */
+function s3Path(url: URL): string {
+  if (url.pathname === S3_PATH_PREFIX || url.pathname.startsWith(`${S3_PATH_PREFIX}/`)) return url.pathname.slice(S3_PATH_PREFIX.length) || "/";
+  return url.pathname;
 }
 
 function xml(body: string, status = 200, headers: Record<string, string> = {}): Response {
@@ -51,7 +73,7 @@ interface Target {
 }
 
 function targetOf(url: URL): Target {
-  const rest = url.pathname.slice(S3_PATH_PREFIX.length).replace(/^\//, "");
+  const rest = s3Path(url).replace(/^\//, "");
   const slash = rest.indexOf("/");
   const bucket = decodeKey(slash < 0 ? rest : rest.slice(0, slash));
   const key = slash < 0 ? "" : decodeKey(rest.slice(slash + 1));
@@ -71,7 +93,7 @@ export async function handleS3(req: Request, env: Env, ctx: ExecutionContext): P
   const url = new URL(req.url);
   const requestId = newId("s3");
   const head = req.method === "HEAD";
-  let resource = url.pathname.slice(S3_PATH_PREFIX.length) || "/";
+  let resource = s3Path(url);
   try {
     const config = dropConfig(env);
     if (config?.mode !== "local") throw new S3Error("NotImplemented", "The local S3 endpoint is not enabled here (BUCKET_KEYS_MODE=local).");
@@ -141,7 +163,7 @@ async function route(env: Env, req: Request, caller: S3Caller, t: Target): Promi
         }
         await emitObjectEvent(env, { bucket: t.bucket, key: t.key, size: obj.size, eTag: obj.etag, action: "CompleteMultipartUpload" });
         return xml(
-          `<CompleteMultipartUploadResult ${NS}><Location>${xmlEscape(`${new URL(req.url).origin}${S3_PATH_PREFIX}/${t.bucket}/${t.key}`)}</Location><Bucket>${xmlEscape(t.bucket)}</Bucket><Key>${xmlEscape(t.key)}</Key><ETag>${xmlEscape(quoted(obj.etag))}</ETag></CompleteMultipartUploadResult>`,
+          `<CompleteMultipartUploadResult ${NS}><Location>${xmlEscape(new URL(req.url).href.split("?")[0])}</Location><Bucket>${xmlEscape(t.bucket)}</Bucket><Key>${xmlEscape(t.key)}</Key><ETag>${xmlEscape(quoted(obj.etag))}</ETag></CompleteMultipartUploadResult>`,
         );
       }
       throw new S3Error("NotImplemented", "This POST is not supported by this endpoint.");

@@ -58,9 +58,10 @@ export const workerTransport = {
   destroy() {},
 };
 
-export function s3Client(accessKeyId: string, secretAccessKey: string): S3Client {
+/** `endpoint`: the /s3 path by default; the bare origin (as POST /sig/bucket-keys gives it) works as well. */
+export function s3Client(accessKeyId: string, secretAccessKey: string, endpoint = S3_ENDPOINT): S3Client {
   return new S3Client({
-    endpoint: S3_ENDPOINT,
+    endpoint,
     region: "auto",
     forcePathStyle: true,
     credentials: { accessKeyId, secretAccessKey },
