@@ -69,6 +69,10 @@ const list = defineRoute(
     path: "/sig/bucket-keys",
     tags: ["bucket-keys"],
     summary: "The access keys of the bucket's user, and the endpoint, bucket and prefix they reach",
+    description:
+      "Drops go to `<bucket>/<prefix>batches/<batch>/` (a manifest.json naming the files) or `<prefix>inbox/<subject_reference>/<file>`; " +
+      "each becomes a check job with source `bucket` and a summary.json beside it (docs/bucket-drops.md). With BUCKET_KEYS_MODE=local the " +
+      "S3 endpoint is this service itself (path-style, Signature V4); with r2, R2's S3 endpoint. 501 when not configured.",
     responses: { 200: { description: "Keys", content: { "application/json": { schema: BucketKeyListDoc } } }, ...problems(...AUTH_PROBLEMS, 501) },
   },
 );
