@@ -13,6 +13,7 @@ async function closedPort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
+import { awsSdkXmlParser } from "./test/setup/aws-sdk-xml-plugin";
 
 export default defineConfig(async () => {
   const root = import.meta.dirname;
@@ -31,6 +32,7 @@ export default defineConfig(async () => {
         {
           extends: true,
           plugins: [
+            awsSdkXmlParser,
             cloudflareTest({
               wrangler: { configPath: "./wrangler.toml" },
               miniflare: {
@@ -38,6 +40,7 @@ export default defineConfig(async () => {
                   TEST_DIRECTORY_MIGRATIONS: directoryMigrations,
                   TEST_REGION_MIGRATIONS: regionMigrations,
                   OPERATOR_TOKEN: "test-operator-token",
+                  BUCKET_SECRET_KEY: "test-bucket-secret-key",
                   TEST_OUTSIDE_URL: outside.url,
                   TEST_CLOSED_URL: closedUrl,
                   JWKS_URL: `${outside.url}/jwks.json`,

@@ -1,11 +1,17 @@
 // Writes sample signature images for trying the API by hand (README walkthrough): three signings of one
 // synthetic writer and one of another, as PNGs in demo-images/ (git-ignored).
 import { mkdirSync, writeFileSync } from "node:fs";
-import { encodePng, makeWriter, renderSignature } from "../test/fixtures/generator";
+import { encodePng, makeWriter, photoOf, renderForm, renderSignature, signatureBoxes } from "../test/fixtures/generator";
 
 const out = "demo-images";
 mkdirSync(out, { recursive: true });
 const alice = makeWriter(101);
 for (let v = 0; v < 4; v++) writeFileSync(`${out}/alice-${v + 1}.png`, encodePng(renderSignature(alice, { variant: v, height: 200 })));
 writeFileSync(`${out}/mallory-1.png`, encodePng(renderSignature(makeWriter(202), { variant: 0, height: 200 })));
-console.log(`wrote ${out}/alice-1..4.png and ${out}/mallory-1.png`);
+// A blank form with two signature boxes (the first at x 110, y 1368, 430 x 160 px), and a phone photo of it
+// signed by alice in the first box, for the template walkthrough in the README.
+const boxes = signatureBoxes(1240, 1754, 2);
+writeFileSync(`${out}/form-blank.png`, encodePng(renderForm({ signatures: [], boxes, seed: 9 }).raster));
+const filled = renderForm({ signatures: [{ writer: alice, variant: 2, box: boxes[0] }], boxes, seed: 9 }).raster;
+writeFileSync(`${out}/form-photo.png`, encodePng(photoOf(filled, { seed: 5, rotation: 2 })));
+console.log(`wrote ${out}/alice-1..4.png, ${out}/mallory-1.png, ${out}/form-blank.png and ${out}/form-photo.png`);

@@ -15,6 +15,11 @@ if (!existsSync(".dev.vars") || !/OPERATOR_TOKEN=/.test(readFileSync(".dev.vars"
   writeFileSync(".dev.vars", `OPERATOR_TOKEN=op_${randomBytes(24).toString("hex")}\n`, { flag: "a" });
 }
 
+if (!/BUCKET_SECRET_KEY=/.test(readFileSync(".dev.vars", "utf8"))) {
+  // Encrypts bucket key secrets at rest (the local S3 endpoint must recover them to verify signatures).
+  writeFileSync(".dev.vars", `BUCKET_SECRET_KEY=bk_${randomBytes(24).toString("hex")}\n`, { flag: "a" });
+}
+
 const dev = spawn(wrangler, ["dev", "--port", port, "--ip", "127.0.0.1"], { stdio: "inherit" });
 dev.on("exit", (code) => process.exit(code ?? 0));
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => dev.kill(sig));

@@ -22,6 +22,8 @@ import { registerArchiveWebhookRoutes } from "./routes/archive-webhooks";
 import { registerWebhookDocs } from "./routes/webhook-docs";
 import { registerSessionRoutes } from "./routes/sessions";
 import { registerLiveRoutes } from "./routes/live";
+import { registerTemplateRoutes } from "./routes/templates";
+import { registerBucketKeyRoutes } from "./routes/bucket-keys";
 
 export type App = OpenAPIHono<AppEnv>;
 
@@ -62,6 +64,8 @@ export function createApp(): App {
   registerWebhookDocs(app);
   registerSessionRoutes(app);
   registerLiveRoutes(app);
+  registerTemplateRoutes(app);
+  registerBucketKeyRoutes(app);
 
   registerOpenApi(app);
   registerApiReference(app);

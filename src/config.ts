@@ -60,6 +60,21 @@ export interface Config {
   };
   /** Live capture: close timings and connection limits (spec part 8; tests shorten them). */
   live: { timings: LiveTimings; limits: { tenant: number; instance: number } };
+  /** Bucket drops (docs/bucket-drops.md): how the drop bucket is served, and its settings. */
+  drops: {
+    /** `local`: the Worker's own S3 endpoint; `r2`: R2's S3 endpoint and event notifications; null: 501. */
+    mode: "local" | "r2" | null;
+    /** Key material sealing bucket key secrets at rest (local mode). */
+    secretKey: string | null;
+    /** Each region's R2 bucket name, as S3 clients address it. */
+    bucketNames: Record<RegionName, string>;
+    /** The S3 endpoint URL shown to clients in local mode; null: the caller's origin. */
+    s3EndpointUrl: string | null;
+    /** How long a batch waits for the files its manifest names. */
+    waitSeconds: number;
+    /** r2 mode: the account, an API token that may mint R2 credentials, and the parent R2 access key. */
+    r2: { accountId: string; apiToken: string; parentAccessKeyId: string } | null;
+  };
   /** The public {base_url} of links in webhook payloads; null: the region's own address. */
   apiBaseUrl: string | null;
   webhooks: {
@@ -176,6 +191,16 @@ const Vars = z.object({
   LIVE_TENANT_CONNECTIONS: integer(LIVE_TENANT_CONNECTIONS, 1),
   LIVE_INSTANCE_CONNECTIONS: integer(LIVE_INSTANCE_CONNECTIONS, 1),
   API_BASE_URL: whenSet(httpUrl),
+  BUCKET_KEYS_MODE: whenSet(z.enum(["local", "r2"], { error: "must be local, r2 or empty" })),
+  BUCKET_SECRET_KEY: whenSet(z.string().min(16, "must be at least 16 characters when set")),
+  R2_BUCKET_NAMES: whenSet(
+    json(z.strictObject({ us: z.string().min(3).optional(), eu: z.string().min(3).optional() }), 'a JSON object such as {"us":"countersign-files-us","eu":"countersign-files-eu"}'),
+  ),
+  S3_ENDPOINT_URL: whenSet(httpUrl),
+  DROP_WAIT_SECONDS: integer(300, 0),
+  R2_ACCOUNT_ID: optionalText,
+  CF_API_TOKEN: optionalText,
+  R2_PARENT_ACCESS_KEY_ID: optionalText,
   WEBHOOK_DEV_HOSTS: optionalText.transform((s) => (s === null ? [] : s.split(",").map((h) => h.trim()).filter(Boolean))),
   WEBHOOK_RETRY_SCHEDULE: whenSet(
     z
@@ -213,6 +238,17 @@ export function parseConfig(env: Record<string, unknown>): Config {
     live: {
       timings: { idleMs: v.LIVE_IDLE_MS, maxMs: v.LIVE_MAX_MS, recheckMs: v.LIVE_RECHECK_MS },
       limits: { tenant: v.LIVE_TENANT_CONNECTIONS, instance: v.LIVE_INSTANCE_CONNECTIONS },
+    },
+    drops: {
+      mode: v.BUCKET_KEYS_MODE ?? null,
+      secretKey: v.BUCKET_SECRET_KEY ?? null,
+      bucketNames: { us: "countersign-files-us", eu: "countersign-files-eu", ...(v.R2_BUCKET_NAMES ?? {}) },
+      s3EndpointUrl: v.S3_ENDPOINT_URL ?? null,
+      waitSeconds: v.DROP_WAIT_SECONDS,
+      r2:
+        v.R2_ACCOUNT_ID && v.CF_API_TOKEN && v.R2_PARENT_ACCESS_KEY_ID
+          ? { accountId: v.R2_ACCOUNT_ID, apiToken: v.CF_API_TOKEN, parentAccessKeyId: v.R2_PARENT_ACCESS_KEY_ID }
+          : null,
     },
     apiBaseUrl: v.API_BASE_URL ? v.API_BASE_URL.replace(/\/$/, "") : null,
     webhooks: {

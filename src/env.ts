@@ -66,4 +66,20 @@ export interface Env {
   WEBHOOK_SECRET_KEY?: string;
   /** The public {base_url}, for links in webhook payloads (default: the region's own address). */
   API_BASE_URL?: string;
+
+  // ---- bucket drops (docs/bucket-drops.md) ----
+  /** `local` (the Worker serves /s3/), `r2` (R2's S3 endpoint and event notifications), unset: 501. */
+  BUCKET_KEYS_MODE?: string;
+  /** Secret: encrypts bucket key secrets at rest (local mode). */
+  BUCKET_SECRET_KEY?: string;
+  /** JSON object: region name -> its R2 bucket's name, as S3 clients address it. */
+  R2_BUCKET_NAMES?: string;
+  /** The S3 endpoint URL shown to clients in local mode (default: the caller's origin). */
+  S3_ENDPOINT_URL?: string;
+  /** Seconds a batch waits for the files its manifest names (default 300). */
+  DROP_WAIT_SECONDS?: string;
+  /** r2 mode: the Cloudflare account, an API token that may mint R2 credentials, and the parent R2 key. */
+  R2_ACCOUNT_ID?: string;
+  CF_API_TOKEN?: string;
+  R2_PARENT_ACCESS_KEY_ID?: string;
 }

@@ -5,6 +5,7 @@ import { ProblemError, renderProblem } from "./http/problem";
 import { dispatchQueue } from "./queues/dispatch";
 import { sweepInboxes } from "./services/inbox";
 import { sweepWebhooks } from "./services/webhook-sweep";
+import { handleS3, isS3Request } from "./s3/endpoint";
 
 export { TenantGate } from "../durable-objects/tenant-gate";
 export { Job } from "../durable-objects/job";
@@ -31,6 +32,8 @@ export default {
       if (err instanceof ConfigError) return misconfigured(err, env);
       throw err;
     }
+    // The local S3 endpoint (/s3/..., or /<bucket>/...) speaks S3, not the API: it bypasses the API's middleware.
+    if (isS3Request(new URL(request.url), env)) return handleS3(request, env, ctx);
     return app.fetch(request, env, ctx);
   },
   async queue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext): Promise<void> {

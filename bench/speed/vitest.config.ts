@@ -3,18 +3,34 @@
  * tests but as its own project: `npm run bench:speed`. It is not part of `npm test`.
  */
 import path from "node:path";
-import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
+import { awsSdkXmlParser } from "../../test/setup/aws-sdk-xml-plugin";
 
 const root = path.join(import.meta.dirname, "..", "..");
 
-export default defineConfig({
+export default defineConfig(async () => ({
   root,
-  plugins: [cloudflareTest({ wrangler: { configPath: path.join(root, "wrangler.toml") } })],
+  plugins: [
+    awsSdkXmlParser,
+    cloudflareTest({
+      wrangler: { configPath: path.join(root, "wrangler.toml") },
+      // The drop benchmark runs the whole service: migrated databases and its secrets.
+      miniflare: {
+        bindings: {
+          TEST_DIRECTORY_MIGRATIONS: await readD1Migrations(path.join(root, "migrations/directory")),
+          TEST_REGION_MIGRATIONS: await readD1Migrations(path.join(root, "migrations/region")),
+          OPERATOR_TOKEN: "bench-operator-token",
+          BUCKET_SECRET_KEY: "bench-bucket-secret-key",
+        },
+      },
+    }),
+  ],
   test: {
-    include: ["bench/speed/speed.workerd.ts", "bench/speed/live.workerd.ts"],
+    include: ["bench/speed/speed.workerd.ts", "bench/speed/live.workerd.ts", "bench/speed/drops.workerd.ts"],
+    setupFiles: ["test/setup/apply-migrations.ts"],
     testTimeout: 600_000,
     hookTimeout: 600_000,
     fileParallelism: false,
   },
-});
+}));

@@ -1,3 +1,4 @@
+import { logError } from "../util/log";
 import { ProblemError } from "../http/problem";
 import { REFUSAL_TEXT, refuseUrl, type UrlPolicy, type UrlRefusal } from "./url-policy";
 import { specialHost } from "./host-address";
@@ -83,7 +84,7 @@ export async function fetchDocument(
       // The runtime's own message says nothing useful ("internal error; reference = ..." for a refused
       // connection) and is not ours to show: name the host and what happened instead.
       const host = hostOf(url);
-      console.warn("document fetch failed", field, host, err);
+      logError("document fetch failed", err, { field, host });
       throw new ProblemError(
         "fetch_failed",
         `${field}: could not connect to ${host} (connection refused, reset or the host unreachable).`,

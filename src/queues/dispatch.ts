@@ -4,11 +4,13 @@ import { consumeEnrolments, deadLetteredEnrolment } from "./enrolments";
 import { consumeChecks, deadLetteredCheck } from "./checks";
 import { logError, logWarn } from "../util/log";
 import { consumeWebhooks } from "./webhooks";
+import { consumeBucketEvents } from "./bucket-events";
 
 export const QUEUE_NAMES = {
   checks: "countersign-check-items",
   enrolments: "countersign-enrolments",
   webhooks: "countersign-webhook-deliveries",
+  bucketEvents: "countersign-bucket-events",
   deadLetter: "countersign-dead-letter",
 } as const;
 
@@ -33,6 +35,8 @@ export async function dispatchQueue(batch: MessageBatch<unknown>, env: Env, _ctx
       return consumeEnrolments(batch as MessageBatch<EnrolMessage>, env);
     case QUEUE_NAMES.webhooks:
       return consumeWebhooks(batch, env);
+    case QUEUE_NAMES.bucketEvents:
+      return consumeBucketEvents(batch, env);
     case QUEUE_NAMES.deadLetter:
       // Messages that exhausted their retries: logged for operators, then dropped.
       for (const m of batch.messages) {

@@ -1,3 +1,4 @@
+import { logError } from "../util/log";
 import type { Env } from "../env";
 import { hopDelaySeconds } from "../domain/webhook-retry";
 import { directory } from "../storage/directory";
@@ -27,7 +28,7 @@ export async function consumeWebhooks(batch: MessageBatch<unknown>, env: Env): P
 async function handle(message: Message<unknown>, env: Env): Promise<void> {
   const msg = message.body;
   if (!isWebhookMessage(msg)) {
-    console.error("webhook queue: malformed message dropped", msg);
+    logError("webhook queue: malformed message dropped", undefined, { body: JSON.stringify(msg).slice(0, 1024) });
     message.ack();
     return;
   }
@@ -57,7 +58,7 @@ async function handle(message: Message<unknown>, env: Env): Promise<void> {
     }
     message.ack();
   } catch (err) {
-    console.error("webhook delivery failed; retrying", msg, err);
+    logError("webhook delivery failed; retrying", err, { body: JSON.stringify(msg).slice(0, 1024) });
     message.retry({ delaySeconds: backoffSeconds(message.attempts) });
   }
 }

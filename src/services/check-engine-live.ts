@@ -7,6 +7,7 @@ import { openDocument } from "../verify/decode";
 import { checkDocument, InsufficientReferencesError } from "../verify/pipeline";
 import { ModelMismatchError } from "../verify/compare";
 import type { ReferenceModel } from "../verify/model";
+import type { TemplateModel } from "../verify/template";
 import { signatureCropPng } from "../verify/render";
 import { VerifyError } from "../verify/types";
 import type { CheckEngine, VerificationEngine } from "./engine";
@@ -37,7 +38,11 @@ export function liveCheckEngine(): VerificationEngine & CheckEngine {
           bytes,
           model as ReferenceModel,
           { thresholds: policy.thresholds, quality_floor: policy.quality_floor },
-          { inputType: opts.inputType ?? undefined, target: opts.target ?? undefined },
+          {
+            inputType: opts.inputType ?? undefined,
+            target: opts.target ?? undefined,
+            templatePages: (opts.templatePages ?? undefined) as Record<number, TemplateModel> | undefined,
+          },
           async (e) => {
             if (e.type === "quality") {
               const { page, score, cue, figures } = e.data;
@@ -60,10 +65,13 @@ export function liveCheckEngine(): VerificationEngine & CheckEngine {
         score: outcome.score,
         pages: outcome.pages,
         quality: { score: outcome.quality.score, cue: outcome.quality.cue, figures: outcome.quality.figures as unknown as Record<string, unknown> },
-        signatures: outcome.signatures.map((s) => ({ index: s.index, page: s.page, box: s.box, confidence: s.confidence, score: s.score })),
+        signatures: outcome.signatures.map((s) => ({
+          index: s.index, page: s.page, box: s.box, confidence: s.confidence, score: s.score, ...(s.zone !== undefined ? { zone: s.zone } : {}),
+        })),
         best: best && outcome.bestReferenceId && outcome.score !== null ? { signatureIndex: best.index, refId: outcome.bestReferenceId, score: outcome.score } : null,
         regions: outcome.regions,
         cropPngs: outcome.cropPngs,
+        registration: outcome.registration,
       };
     },
 

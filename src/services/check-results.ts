@@ -27,7 +27,7 @@ export interface StoredResult {
   input_type: string | null;
   file_name: string | null;
   pages: number | null;
-  signatures: { index: number; page: number; box: Box; confidence: number; score: number | null }[];
+  signatures: { index: number; page: number; box: Box; confidence: number; score: number | null; box_name?: string | null }[];
   best_match: { signature_index: number; ref_id: string; score: number } | null;
   regions: { box: Box; deviation: number }[];
   quality: CheckQuality | null;
@@ -35,10 +35,35 @@ export interface StoredResult {
   versions: { policy: string };
   metadata: Record<string, unknown> | null;
   errors: ItemError[];
+  /** Present when the item named a template_id (absent on results stored before templates existed). */
+  template?: TemplateOutcome | null;
   created_at: string;
   completed_at: string;
 }
 
+/** How a template was applied to an item. */
+export interface TemplateOutcome {
+  template_id: string;
+  /** True when every page searched with the template registered to the blank. */
+  registered: boolean;
+  pages: { page: number; registered: boolean }[];
+  /** Why the template was not (fully) used, when it was not. */
+  detail: string | null;
+}
+
+/** Box names of a template, by 1-based blank page, in the order of that page's model. */
+export type TemplateBoxNames = Record<number, string[]>;
+
+/** The template outcome of a checked document. */
+export function templateOutcome(templateId: string, doc: Pick<CheckedDocument, "registration">): TemplateOutcome {
+  const pages = doc.registration ?? [];
+  const failed = pages.filter((p) => !p.registered).map((p) => p.page);
+  const registered = pages.length > 0 && failed.length === 0;
+  let detail: string | null = null;
+  if (pages.length === 0) detail = "no page was searched with the template (the document lacks the template's pages, or it was unreadable); the document was searched without it";
+  else if (failed.length > 0) detail = `page(s) ${failed.join(", ")} did not register to the blank form; they were searched without the template`;
+  return { template_id: templateId, registered, pages, detail };
+}
 export interface ItemBasics {
   jobId: string;
   index: number;
@@ -68,19 +93,28 @@ function base(b: ItemBasics): Omit<StoredResult, "decision" | "score" | "billabl
   };
 }
 
-export function decidedResult(b: ItemBasics, doc: CheckedDocument, referenceCount: number | null): StoredResult {
+export function decidedResult(
+  b: ItemBasics,
+  doc: CheckedDocument,
+  referenceCount: number | null,
+  template?: { templateId: string; names: TemplateBoxNames },
+): StoredResult {
+  const boxName = (s: CheckedDocument["signatures"][number]) => (s.zone === undefined ? null : (template?.names[s.page]?.[s.zone] ?? null));
   return {
     ...base(b),
     decision: doc.decision,
     score: doc.score,
     billable: isBillable(doc.decision),
     pages: doc.pages,
-    signatures: doc.signatures.map((s) => ({ index: s.index, page: s.page, box: s.box, confidence: s.confidence, score: s.score ?? null })),
+    signatures: doc.signatures.map((s) => ({
+      index: s.index, page: s.page, box: s.box, confidence: s.confidence, score: s.score ?? null, ...(template ? { box_name: boxName(s) } : {}),
+    })),
     best_match: doc.best ? { signature_index: doc.best.signatureIndex, ref_id: doc.best.refId, score: doc.best.score } : null,
     regions: doc.regions,
     quality: doc.quality,
     reference_count: referenceCount,
     errors: [],
+    ...(template ? { template: templateOutcome(template.templateId, doc) } : {}),
     completed_at: new Date().toISOString(),
   };
 }

@@ -9,7 +9,7 @@ import type { Env } from "../env";
 import type { Org, RegionStore } from "../domain/tenancy";
 import { ProblemError } from "../http/problem";
 import { countUsage } from "../http/billing";
-import { checkId, isFinished, type JobMode } from "../domain/job";
+import { checkId, isFinished, type JobMode, type JobSource } from "../domain/job";
 import type { NormalisedItem } from "../domain/check-request";
 import type { Policy } from "../domain/policy";
 import { canonicalJson, hasEnoughReferences, type PolicySpec } from "../domain/policy";
@@ -25,6 +25,8 @@ import { NotEnoughReferences } from "./check-engine-live";
 import { deletePrefix } from "../storage/files";
 import { logError } from "../util/log";
 import { emitCheckCompleted, emitJobFinished } from "./webhook-emitters";
+import { loadTemplate } from "./templates";
+import { summariseBucketJob } from "./bucket-drops";
 
 /** One message of the check queue: one item of one job. */
 export interface CheckMessage {
@@ -78,7 +80,7 @@ function isConstraintError(err: unknown): boolean {
  */
 export async function createJob(
   ctx: CheckContext,
-  args: { jobId: string; mode: JobMode; policy: Policy; metadata: Record<string, unknown> | null; actor: string; items: PreparedItem[] },
+  args: { jobId: string; mode: JobMode; policy: Policy; metadata: Record<string, unknown> | null; actor: string; items: PreparedItem[]; source?: JobSource },
 ): Promise<CheckJobRow> {
   const now = new Date();
   const nowIso = now.toISOString();
@@ -125,7 +127,7 @@ export async function createJob(
     orgId,
     jobId: args.jobId,
     status: "queued",
-    source: "api",
+    source: args.source ?? "api",
     mode: args.mode,
     policy: `${args.policy.name}@${args.policy.version}`,
     policySpec: canonicalJson(args.policy.spec),
@@ -255,6 +257,8 @@ async function settle(ctx: CheckContext, job: CheckJobRow, result: StoredResult)
   const completion = await jobObject(ctx.env, ctx.org.id, job.jobId).completeItem(result.item_index, result.decision !== null);
   await countUsage(ctx.env, ctx.org, [checkId(job.jobId, result.item_index)]);
   if (completion) await checksRepo(ctx.store.db).mirrorProgress(ctx.org.id, job.jobId, completion.state);
+  // A bucket drop's job writes its summary.json once finished (every delivery after that finds it written).
+  if (job.source === "bucket" && completion && isFinished(completion.state.status)) await summariseBucketJob(ctx, job.jobId);
   if (result.subject_reference) {
     await checksRepo(ctx.store.db).recordLastCheck(ctx.org.id, result.subject_reference, {
       id: result.check_id,
@@ -343,12 +347,16 @@ async function evaluate(ctx: CheckContext, job: CheckJobRow, item: CheckItemRow,
       item.pageCount,
     );
   }
+  const template = spec.templateId ? await loadTemplate(ctx.store, ctx.org.id, spec.templateId) : null;
+  if (spec.templateId && !template) {
+    return errorResult(basics, { code: "template_not_found", detail: `The template ${spec.templateId} was deleted before the item was checked.` }, item.pageCount);
+  }
   try {
     const doc = await ctx.engine.checkDocument(
       bytes,
       model.model,
       { thresholds: policySpec.thresholds, quality_floor: policySpec.quality_floor },
-      { inputType: spec.inputType, target: spec.target },
+      { inputType: spec.inputType, target: spec.target, templatePages: template?.models ?? null },
       async (e) => {
         checkpoint();
         await opts.onEvent?.(e.type === "comparing" ? { ...e, referenceCount: e.referenceCount || model.count } : e);
@@ -360,7 +368,7 @@ async function evaluate(ctx: CheckContext, job: CheckJobRow, item: CheckItemRow,
       const sig = doc.signatures[n];
       if (sig) await ctx.store.files.put(cropKey(ctx.org.id, job.jobId, item.itemIndex, sig.index), png, { httpMetadata: { contentType: "image/png" } });
     }
-    return decidedResult(basics, doc, model.count);
+    return decidedResult(basics, doc, model.count, template ? { templateId: template.templateId, names: template.names } : undefined);
   } catch (err) {
     if (isVerifyError(err)) return errorResult(basics, { code: err.code, detail: err.message }, item.pageCount);
     if (err instanceof NotEnoughReferences) return errorResult(basics, { code: err.code, detail: err.message }, item.pageCount);

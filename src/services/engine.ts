@@ -50,13 +50,15 @@ export interface CheckDocumentOptions {
   inputType?: string | null;
   /** `page` is 1-based; `box` in page pixels. */
   target?: { page?: number; box?: Box } | null;
+  /** A form template's stored registration models, by 1-based blank page (see services/templates.ts). */
+  templatePages?: Record<number, unknown> | null;
 }
 
 /**
  * A located signature as checks report it (index 0-based in reading order, page 1-based, box in page
  * pixels), with its calibrated similarity in [0, 1]; score null or absent when it was not compared.
  */
-export type ScoredSignature = Pick<CheckedSignature, "index" | "page" | "box" | "confidence"> & { score?: number | null };
+export type ScoredSignature = Pick<CheckedSignature, "index" | "page" | "box" | "confidence" | "zone"> & { score?: number | null };
 
 export interface CheckQuality {
   score: number;
@@ -83,6 +85,8 @@ export interface CheckedDocument {
   regions: { box: Box; deviation: number }[];
   /** Same order as `signatures`: grey PNG crops (8% padding, at most 640 px), when the engine renders them. */
   cropPngs?: Uint8Array[];
+  /** With a template: for each page searched with it, whether the page registered to the blank. */
+  registration?: { page: number; registered: boolean }[];
 }
 
 /** What checks need from the verification core, beside the enrolment methods above. */

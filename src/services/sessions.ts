@@ -2,6 +2,7 @@
  * Client sessions: minting, finding the session of a token, and deciding whether a credential held by a
  * live connection is still good (the LiveCapture object asks this at least every 30 s).
  */
+import { logError } from "../util/log";
 import type { Env } from "../env";
 import type { Org, RegionName, RegionStore } from "../domain/tenancy";
 import { REGIONS } from "../http/region";
@@ -119,5 +120,5 @@ export async function credentialProblem(env: Env, cred: LiveCredential, now = Da
 export async function revokeSubjectSessions(env: Env, store: RegionStore, orgId: string, subjectReference: string): Promise<void> {
   const revoked = await sessionsRepo(store.db).revokeSubject(orgId, subjectReference, new Date().toISOString());
   // The re-check that runs at least every 30 s would cut them anyway; failing to hurry it is no error.
-  if (revoked > 0) await liveCapture(env, orgId).recheckNow().catch((err) => console.error("live re-check failed", err));
+  if (revoked > 0) await liveCapture(env, orgId).recheckNow().catch((err) => logError("live re-check failed", err, { org_id: orgId }));
 }

@@ -31,6 +31,8 @@ export interface LocateOptions {
   inputType?: string;
   target?: LocateTarget;
   template?: TemplateModel;
+  /** Told, for each page searched with a template, whether the page registered to the blank. */
+  onRegistration?: (page: number, registered: boolean) => void;
 }
 
 export interface LocatedSignature {
@@ -42,6 +44,8 @@ export interface LocatedSignature {
   box: Box;
   /** 0..1: how sure the locator is that this box holds a signature. */
   confidence: number;
+  /** With a registered template: the index of the template box (in `TemplateModel.boxes`) it was found in. */
+  zone?: number;
 }
 
 export function locateSignatures(pages: Raster[], opts: LocateOptions = {}): LocatedSignature[] {
@@ -56,11 +60,12 @@ export function locateSignatures(pages: Raster[], opts: LocateOptions = {}): Loc
     const region = clip(target.box ?? { x: 0, y: 0, w: page.width, h: page.height }, page);
     if (!region) continue;
     // A page that will not register to the template is still searched, without it.
-    const boxes =
-      (opts.template && locateWithTemplate(page, opts.template, region)) ||
-      (opts.inputType === "signature_image" ? locateWholeInk(page, region) : locateOnPage(page, region));
+    const templated = opts.template ? locateWithTemplate(page, opts.template, region) : null;
+    if (opts.template) opts.onRegistration?.(pageNo, templated !== null);
+    const boxes: Array<Found & { zone?: number }> =
+      templated ?? (opts.inputType === "signature_image" ? locateWholeInk(page, region) : locateOnPage(page, region));
     boxes.sort(readingOrder);
-    for (const b of boxes) found.push({ page: pageNo, box: b.box, confidence: b.confidence });
+    for (const b of boxes) found.push({ page: pageNo, box: b.box, confidence: b.confidence, ...(b.zone !== undefined ? { zone: b.zone } : {}) });
   }
   return found.map((f, index) => ({ index, ...f }));
 }

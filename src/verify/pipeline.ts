@@ -29,6 +29,12 @@ export interface AnalyseOptions {
   /** `page` is 1-based; `box` is in page pixels. */
   target?: LocateTarget;
   template?: TemplateModel;
+  /**
+   * A form template given per page of the blank (1-based page -> model). Only those pages of the
+   * document are searched, each with its own page's model; a page that does not register is searched
+   * without it. A document with none of those pages is searched whole, without a template.
+   */
+  templatePages?: Record<number, TemplateModel>;
   limits?: Partial<DecodeLimits>;
   /** The policy's quality floor: below it the input is UNREADABLE. */
   qualityFloor: number;
@@ -53,6 +59,8 @@ export interface Analysis {
   cropPngs: Uint8Array[];
   /** Milliseconds spent per stage. */
   timings: StageTimings;
+  /** With a template: for each page searched with it, whether the page registered to the blank. */
+  registration?: { page: number; registered: boolean }[];
 }
 
 export interface StageTimings {
@@ -93,7 +101,13 @@ export async function analyseDocument(
   if (targetPage !== undefined && (!Number.isInteger(targetPage) || targetPage < 1 || targetPage > doc.pageCount)) {
     throw new VerifyError("page_out_of_range", `target.page ${targetPage} is outside the document's ${doc.pageCount} page(s)`, targetPage);
   }
-  const pageNumbers = targetPage !== undefined ? [targetPage] : Array.from({ length: doc.pageCount }, (_, i) => i + 1);
+  let pageNumbers = targetPage !== undefined ? [targetPage] : Array.from({ length: doc.pageCount }, (_, i) => i + 1);
+  const templatePages = opts.templatePages;
+  if (templatePages) {
+    const withBoxes = pageNumbers.filter((p) => templatePages[p] !== undefined);
+    if (withBoxes.length > 0) pageNumbers = withBoxes;
+  }
+  const registration: { page: number; registered: boolean }[] = [];
 
   let quality: QualityReport | undefined;
   const signatures: LocatedSignature[] = [];
@@ -125,12 +139,18 @@ export async function analyseDocument(
       timings.quality += now() - t;
       await onEvent?.({ type: "quality", data: { page: pageNo, score: quality.score, cue: quality.cue, cues: quality.cues, figures: quality.figures } });
       if (quality.score < opts.qualityFloor) {
-        return { pages: doc.pageCount, quality, signatures: [], perSignatureQuality: [], unreadable: true, crops: [], cropPngs: [], timings };
+        return { pages: doc.pageCount, quality, signatures: [], perSignatureQuality: [], unreadable: true, crops: [], cropPngs: [], timings, registration };
       }
     }
 
     t = now();
-    const found = locateSignatures([raster], { inputType: opts.inputType, target: opts.target?.box ? { box: opts.target.box } : undefined, template: opts.template });
+    const template = templatePages ? templatePages[pageNo] : opts.template;
+    const found = locateSignatures([raster], {
+      inputType: opts.inputType,
+      target: opts.target?.box ? { box: opts.target.box } : undefined,
+      template,
+      onRegistration: (_, registered) => registration.push({ page: pageNo, registered }),
+    });
     timings.locate += now() - t;
     for (const s of found) {
       t = now();
@@ -145,7 +165,7 @@ export async function analyseDocument(
   if (!quality) throw skipped ?? new VerifyError("no_raster_content", "the document holds no page with an image to verify");
 
   await onEvent?.({ type: "located", data: { signatures } });
-  const analysis: Analysis = { pages: doc.pageCount, quality, signatures, perSignatureQuality, crops, cropPngs, timings };
+  const analysis: Analysis = { pages: doc.pageCount, quality, signatures, perSignatureQuality, crops, cropPngs, timings, registration };
   if (signatures.length === 0) analysis.noSignature = true;
   else if (perSignatureQuality.every((q) => q.score < opts.qualityFloor)) analysis.unreadable = true;
   return analysis;
@@ -263,6 +283,8 @@ export interface CheckOutcome {
   /** Same order as `signatures`: grey PNG crops for reviewers. */
   cropPngs: Uint8Array[];
   timings: StageTimings;
+  /** With a template: for each page searched with it, whether the page registered to the blank. */
+  registration: { page: number; registered: boolean }[];
 }
 
 export async function checkDocument(
@@ -283,6 +305,7 @@ export async function checkDocument(
     referenceCount: active,
     cropPngs: a.cropPngs,
     timings: a.timings,
+    registration: a.registration ?? [],
     bestReferenceId: null,
     regions: [],
   };

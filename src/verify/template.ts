@@ -38,6 +38,11 @@ export interface TemplateModel {
   zones: TemplateZone[];
 }
 
+/** A signature found in a template's box: `zone` is the index of the box in `TemplateModel.boxes`. */
+export interface TemplateFound extends Found {
+  zone: number;
+}
+
 /** Most keypoints kept in a template; more add JSON without improving registration. */
 const MAX_KEYPOINTS = 900;
 /** How far (working pixels) the blank's ink is thickened before subtraction. */
@@ -85,12 +90,20 @@ function zoneAround(b: Box, m: InkMask): Box {
  * to the blank (then the caller falls back to locating without the template). Only boxes that meet
  * `region` are reported, clipped to it.
  */
-export function locateWithTemplate(page: Raster, template: TemplateModel, region: Box): Found[] | null {
+export function locateWithTemplate(page: Raster, template: TemplateModel, region: Box): TemplateFound[] | null {
   const ratio = page.width / template.width;
   const factor = Math.max(1, Math.round(template.factor * ratio));
-  const m = inkMask(page, { x: 0, y: 0, w: page.width, h: page.height }, { factor });
+  const whole = { x: 0, y: 0, w: page.width, h: page.height };
   const prior = (template.factor * ratio) / factor;
-  const reg = register(template.keypoints, extractKeypoints(m), prior, Math.max(m.w, m.h));
+  let m = inkMask(page, whole, { factor });
+  let reg = register(template.keypoints, extractKeypoints(m), prior, Math.max(m.w, m.h));
+  if (!reg) {
+    // A phone photo's sensor noise, strongest where the light is poor, bridges and breaks the print's
+    // letters, so its keypoints no longer match the blank's. A 3x3 median takes the noise out and keeps
+    // the strokes; it is only paid for when the plain reading did not register.
+    m = inkMask(median3(page), whole, { factor });
+    reg = register(template.keypoints, extractKeypoints(m), prior, Math.max(m.w, m.h));
+  }
   if (!reg) return null;
   const t = reg.transform;
   // New ink that is not a signature (a stamp, a new rule) is recognised on the page as a whole, levelled
@@ -103,7 +116,7 @@ export function locateWithTemplate(page: Raster, template: TemplateModel, region
   cls.components.forEach((c, i) => {
     if (cls.kinds[i] === Kind.Stamp || cls.kinds[i] === Kind.Line) excluded[c.id] = 1;
   });
-  const out: Found[] = [];
+  const out: TemplateFound[] = [];
   template.zones.forEach((zone, k) => {
     const blank = unpackBits(zone.bits, zone.w * zone.h);
     const fresh = new Uint8Array(zone.w * zone.h);
@@ -142,7 +155,7 @@ export function locateWithTemplate(page: Raster, template: TemplateModel, region
     if (!box) return;
     const inRegion = clip(intersect(box, region), page);
     if (!inRegion) return;
-    out.push({ box: inRegion, confidence: Math.min(1, found.confidence * (0.6 + 0.8 * reg.support)) });
+    out.push({ box: inRegion, confidence: Math.min(1, found.confidence * (0.6 + 0.8 * reg.support)), zone: k });
   });
   return out;
 }
@@ -182,6 +195,33 @@ function intersect(a: Box, b: Box): Box {
   const x0 = Math.max(a.x, b.x), y0 = Math.max(a.y, b.y);
   const x1 = Math.min(a.x + a.w, b.x + b.w), y1 = Math.min(a.y + a.h, b.y + b.h);
   return { x: x0, y: y0, w: Math.max(0, x1 - x0), h: Math.max(0, y1 - y0) };
+}
+
+/** 3x3 median of a grey raster (edges replicated), by a 19-exchange sorting network per pixel. */
+export function median3(r: Raster): Raster {
+  const { width: w, height: h, data: d } = r;
+  const out = new Uint8Array(d.length);
+  const v = new Int32Array(9);
+  const swap = (a: number, b: number) => {
+    if (v[a] > v[b]) {
+      const t = v[a];
+      v[a] = v[b];
+      v[b] = t;
+    }
+  };
+  for (let y = 0; y < h; y++) {
+    const up = (y > 0 ? y - 1 : y) * w, mid = y * w, down = (y < h - 1 ? y + 1 : y) * w;
+    for (let x = 0; x < w; x++) {
+      const l = x > 0 ? x - 1 : x, rr = x < w - 1 ? x + 1 : x;
+      v[0] = d[up + l]; v[1] = d[up + x]; v[2] = d[up + rr];
+      v[3] = d[mid + l]; v[4] = d[mid + x]; v[5] = d[mid + rr];
+      v[6] = d[down + l]; v[7] = d[down + x]; v[8] = d[down + rr];
+      swap(1, 2); swap(4, 5); swap(7, 8); swap(0, 1); swap(3, 4); swap(6, 7); swap(1, 2); swap(4, 5); swap(7, 8);
+      swap(0, 3); swap(5, 8); swap(4, 7); swap(3, 6); swap(1, 4); swap(2, 5); swap(4, 7); swap(4, 2); swap(6, 4); swap(4, 2);
+      out[mid + x] = v[4];
+    }
+  }
+  return { width: w, height: h, data: out };
 }
 
 /** Square dilation of a 0/1 mask by r pixels (separable running max over runs). */

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { locateSignatures } from "../../src/verify/locate";
 import { buildTemplate, locateWithTemplate, type TemplateModel } from "../../src/verify/template";
 import type { Box, Raster } from "../../src/verify/types";
-import { boxIoU, makeWriter, renderForm, scanOf, scanPoint, signatureBoxes, type ScanOptions } from "../fixtures/generator";
+import { boxIoU, makeWriter, photoOf, renderForm, scanOf, scanPoint, signatureBoxes, type ScanOptions } from "../fixtures/generator";
+import { median3 } from "../../src/verify/template";
 
 const boxes = signatureBoxes(1240, 1754, 2);
 const blank = renderForm({ signatures: [], boxes, seed: 9 }).raster;
@@ -94,5 +95,26 @@ describe("templates", () => {
     const found = locateSignatures([other.raster], { template });
     expect(found).toHaveLength(1);
     expect(boxIoU(found[0].box, other.signatures[0].inkBox)).toBeGreaterThan(0.8);
+  });
+
+  it("registers phone photos of the form (uneven light, noise, blur, a turn) and finds the signature in its box", () => {
+    const filled = renderForm({ signatures: [{ writer: makeWriter(6), box: boxes[1] }], boxes, seed: 9 });
+    for (const opts of [{ seed: 3 }, { seed: 5, rotation: 2 }, { seed: 8, rotation: -1.2 }]) {
+      const photo = photoOf(filled.raster, opts);
+      const found = locateWithTemplate(photo, template, { x: 0, y: 0, w: photo.width, h: photo.height });
+      expect(found, JSON.stringify(opts)).not.toBeNull();
+      expect(found!.map((f) => f.zone), JSON.stringify(opts)).toEqual([1]);
+      expect(boxIoU(found![0].box, filled.signatures[0].inkBox), JSON.stringify(opts)).toBeGreaterThan(0.6);
+    }
+  });
+
+  it("median3 takes out single-pixel specks and keeps strokes", () => {
+    const r = { width: 5, height: 5, data: new Uint8Array(25).fill(255) };
+    r.data[6] = 0; // a speck
+    for (let y = 0; y < 5; y++) r.data[y * 5 + 3] = 0; // a 1 px vertical stroke... thinner than the filter
+    for (let y = 0; y < 5; y++) r.data[y * 5 + 4] = 0; // ...made 2 px wide
+    const m = median3(r);
+    expect(m.data[6]).toBe(255);
+    expect([...Array(5).keys()].every((y) => m.data[y * 5 + 3] === 0 && m.data[y * 5 + 4] === 0)).toBe(true);
   });
 });

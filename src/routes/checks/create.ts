@@ -21,6 +21,7 @@ import { configOf } from "../../config";
 import { services } from "../../http/services";
 import { sessionsRepo, type SessionRow } from "../../storage/sessions";
 import { sessionJobId } from "../../domain/session";
+import { templatesRepo } from "../../storage/templates";
 import { parseCheckBody, prepareItems } from "./inputs";
 import { CheckAccepted, CheckRequestDoc, CheckResultSchema } from "./schemas";
 import { logError } from "../../util/log";
@@ -129,10 +130,12 @@ export function registerCreateCheck(app: App): void {
     assertSessionRules(c, wantsStream, body);
     const session = caller.kind === "session" ? await sessionsRepo(tenant.store.db).get(tenant.org.id, caller.sessionId!) : null;
     if (session) applySession(body, session);
-    body.items.forEach((it, i) => {
-      // No form template exists for any tenant yet.
-      if (it.templateId) throw invalidField(`${body.multipart ? "request." : ""}items[${i}].template_id`, `no template ${it.templateId} exists`);
-    });
+    for (const [i, id] of [...new Set(body.items.map((it) => it.templateId))].entries()) {
+      if (id && !(await templatesRepo(tenant.store.db).get(tenant.org.id, id))) {
+        const at = body.items.findIndex((it) => it.templateId === id);
+        throw invalidField(`${body.multipart ? "request." : ""}items[${at < 0 ? i : at}].template_id`, `no template ${id} exists`);
+      }
+    }
     if (wantsStream && body.items.length !== 1) throw invalidField(body.multipart ? "request.items" : "items", "a streamed check holds exactly one item");
 
     const key = idempotencyOf(c)?.key ?? null;

@@ -35,6 +35,9 @@ export const CheckResultSchema = z
         box: Box.openapi({ description: "In page pixels" }),
         confidence: z.number(),
         score: z.number().nullable().openapi({ description: "This signature's score; null when it was not compared" }),
+        box_name: z.string().nullable().optional().openapi({
+          description: "With template_id: the name of the template box the signature was found in; null when the page did not register and the signature was found by the free search",
+        }),
         image_url: z.string(),
       }),
     ),
@@ -51,6 +54,22 @@ export const CheckResultSchema = z
     image_url: z.string().nullable().openapi({ description: "Crop of the default signature (best match, else the first)" }),
     metadata: z.record(z.string(), z.unknown()).nullable().optional().openapi({ description: "The item's metadata; present on reading the item" }),
     errors: z.array(z.object({ code: z.string(), detail: z.string() })).openapi({ description: "Why an item has no decision (free of charge)" }),
+    template: z
+      .object({
+        template_id: z.string(),
+        registered: z.boolean().openapi({ description: "True when every page searched with the template registered to the blank form" }),
+        pages: z.array(z.object({ page: z.number().int().min(1), registered: z.boolean() })).openapi({
+          description: "Each page searched with the template (the blank's pages that hold boxes) and whether it registered",
+        }),
+        detail: z.string().nullable().openapi({ description: "Why the template was not (fully) used: such pages were searched without it" }),
+      })
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          "Present when the item named a template_id. A page that does not register to the blank (another form, too skewed, cut off) is " +
+          "not an error: it is searched without the template, and its signatures carry box_name null.",
+      }),
     created_at: z.string(),
     completed_at: z.string(),
   })

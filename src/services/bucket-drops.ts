@@ -1,0 +1,366 @@
+/**
+ * Bucket drops: an upload event (from R2 event notifications, or the local S3 endpoint, same message)
+ * becomes a check job with source `bucket`, and when the job ends a summary.json is written beside the
+ * drop. Layout and manifest: src/domain/drop.ts and docs/bucket-drops.md.
+ *
+ * Exactly once: the drop's id is derived from its event (object key, eTag, eventTime), so a redelivered
+ * event finds its bucket_drops row; the job id is fixed when the drop is first seen, so a crash between
+ * steps is finished by the redelivery rather than done twice (a job that exists already is the same job).
+ */
+import { logWarn } from "../util/log";
+import { configOf } from "../config";
+import type { Env } from "../env";
+import type { Org } from "../domain/tenancy";
+import { type ProblemError, isProblemError } from "../http/problem";
+import { assertBilling, assertQuota } from "../http/billing";
+import { DEFAULT_POLICY_NAME } from "../domain/policy";
+import { MANIFEST_NAME, MAX_MANIFEST_BYTES, SUMMARY_NAME, SUMMARY_SUFFIX, manifestItems, parseManifest, readDropKey, type DropKey, type ManifestItemValue } from "../domain/drop";
+import type { NormalisedItem } from "../domain/check-request";
+import { checkId, isFinished } from "../domain/job";
+import { jobObject } from "../../durable-objects/job-client";
+import { directory } from "../storage/directory";
+import { regionStore } from "../storage/regions";
+import { getLatestPolicy } from "../storage/policies";
+import { templatesRepo } from "../storage/templates";
+import { checksRepo } from "../storage/checks";
+import { dropsRepo, type DropRecord } from "../storage/drops";
+import { isVerifyError } from "../verify/types";
+import type { R2EventMessage } from "../s3/events";
+import { regionOfBucket } from "../s3/config";
+import { createJob, enqueueItems, type CheckContext, type PreparedItem } from "./checks";
+import { liveCheckEngine } from "./check-engine-live";
+import { storedResultOf, type ItemError } from "./check-results";
+
+/** The delayed message that ends a batch's wait for the files its manifest names. */
+export interface DropDeadlineMessage {
+  kind: "drop_deadline";
+  orgId: string;
+  dropId: string;
+}
+
+/** What a drop decided before its job ran: each manifest item's job item, or the errors that kept it out. */
+interface DropPlan {
+  manifest: string;
+  policy: string | null;
+  error: ItemError | null;
+  entries: PlanEntry[];
+}
+
+interface PlanEntry {
+  file: string;
+  key: string;
+  item_index: number | null;
+  subject_reference: string | null;
+  reference: string | null;
+  template_id: string | null;
+  errors: ItemError[];
+}
+
+const ACTOR = "bucket_drop";
+
+function waitSeconds(env: Env): number {
+  return configOf(env).drops.waitSeconds;
+}
+
+async function shortHash(s: string): Promise<string> {
+  const d = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(s)));
+  return [...d.subarray(0, 10)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+interface DropContext {
+  env: Env;
+  org: Org;
+  ctx: CheckContext;
+}
+
+async function dropContext(env: Env, orgId: string): Promise<DropContext | "gone" | "moving"> {
+  const org = await directory(env.DIRECTORY).getOrg(orgId);
+  if (!org) return "gone";
+  if (org.movingTo) return "moving";
+  const store = regionStore(env, org.region);
+  return { env, org, ctx: { env, org, store, engine: liveCheckEngine() } };
+}
+
+export class RetryLater extends Error {
+  constructor(readonly delaySeconds: number) {
+    super("retry later");
+  }
+}
+
+/** One upload event. Throws RetryLater (or anything) to have the message retried. */
+export async function handleObjectEvent(env: Env, msg: R2EventMessage): Promise<void> {
+  if (msg.action !== "PutObject" && msg.action !== "CompleteMultipartUpload" && msg.action !== "CopyObject") return;
+  const where = readDropKey(msg.object.key);
+  if (!where || where.kind === "output") return;
+  const dc = await dropContext(env, where.orgId);
+  if (dc === "gone") return;
+  if (dc === "moving") throw new RetryLater(30);
+  // The event must come from the organisation's own regional bucket (an event from the bucket of a region
+  // the organisation has left names objects this region does not hold).
+  if (regionOfBucket(env, msg.bucket) !== dc.org.region) {
+    logWarn("bucket event from another region's bucket ignored", { bucket: msg.bucket, key: msg.object.key });
+    return;
+  }
+  const store = dc.ctx.store;
+  const dropId = `drop_${await shortHash(`${msg.object.key}\n${msg.object.eTag ?? ""}\n${msg.eventTime}`)}`;
+  const repo = dropsRepo(store.db);
+
+  if (where.kind === "batch_file") {
+    // A late file may complete a batch that waits for it.
+    for (const d of await repo.waitingIn(dc.org.id, where.folder)) await trySubmit(dc, d, false);
+    return;
+  }
+  const summaryKey = where.kind === "manifest" ? `${where.folder}${SUMMARY_NAME}` : `${msg.object.key}${SUMMARY_SUFFIX}`;
+  const folder = where.kind === "unsupported" ? msg.object.key.slice(0, msg.object.key.lastIndexOf("/") + 1) : where.folder;
+  const waitUntil = new Date(Date.now() + waitSeconds(env) * 1000).toISOString();
+  await repo.claim({ orgId: dc.org.id, dropId, objectKey: msg.object.key, folder, summaryKey, state: "waiting", jobId: null, waitUntil });
+  const drop = (await repo.get(dc.org.id, dropId))!;
+  if (drop.state === "submitted" && drop.jobId) {
+    // A delivery that died after submitting but maybe before queueing: queue the items again (running an
+    // item is idempotent), unless the job is under way or over.
+    const job = await checksRepo(store.db).job(dc.org.id, drop.jobId);
+    if (job && job.status === "queued" && job.completedItems === 0) await enqueueItems(dc.ctx, drop.jobId, Array.from({ length: job.itemCount }, (_, i) => i));
+    return;
+  }
+  if (drop.state !== "waiting") return;
+  if (where.kind === "unsupported") {
+    await finishWithoutJob(dc, drop, { code: "unsupported_location", detail: `${msg.object.key}: ${where.reason}.` }, []);
+    return;
+  }
+  const submitted = await trySubmit(dc, drop, false);
+  if (!submitted && where.kind === "manifest") {
+    // Files still on their way: look again when the wait ends (each file's own event looks sooner).
+    await env.BUCKET_EVENTS_QUEUE.send({ kind: "drop_deadline", orgId: dc.org.id, dropId } satisfies DropDeadlineMessage, {
+      delaySeconds: Math.min(43200, waitSeconds(env)),
+    });
+  }
+}
+
+/** The wait of a batch is over: submit what is there, the missing files as item errors. */
+export async function handleDropDeadline(env: Env, msg: DropDeadlineMessage): Promise<void> {
+  const dc = await dropContext(env, msg.orgId);
+  if (dc === "gone") return;
+  if (dc === "moving") throw new RetryLater(30);
+  const drop = await dropsRepo(dc.ctx.store.db).get(dc.org.id, msg.dropId);
+  if (drop && drop.state === "waiting") await trySubmit(dc, drop, true);
+}
+
+/** The items of a drop: a manifest's, or the single file's. */
+async function itemsOf(dc: DropContext, drop: DropRecord, where: DropKey): Promise<{ items: ManifestItemValue[]; policy?: string; jobId?: string; metadata?: Record<string, unknown> } | ItemError> {
+  if (where.kind === "single") return { items: [{ file: where.name, subject_reference: where.subjectReference }] };
+  const obj = await dc.ctx.store.files.get(drop.objectKey);
+  if (!obj) return { code: "manifest_missing", detail: `${drop.objectKey} was deleted before it was read.` };
+  if (obj.size > MAX_MANIFEST_BYTES) return { code: "manifest_invalid", detail: `${MANIFEST_NAME}: is larger than ${MAX_MANIFEST_BYTES} bytes.` };
+  const parsed = parseManifest(await obj.text());
+  if ("field" in parsed) return { code: "manifest_invalid", detail: `${MANIFEST_NAME}: ${parsed.field} ${parsed.message}.` };
+  const m = parsed.manifest;
+  return { items: manifestItems(m), policy: m.policy, jobId: m.job_id, metadata: m.metadata };
+}
+
+/**
+ * Builds and submits a drop's job once its files are there (or `force`, when the wait is over). Returns
+ * false while files are missing and the drop may still wait.
+ */
+async function trySubmit(dc: DropContext, drop: DropRecord, force: boolean): Promise<boolean> {
+  const where = readDropKey(drop.objectKey)!;
+  const { store } = dc.ctx;
+  const got = await itemsOf(dc, drop, where);
+  if ("code" in got) {
+    await finishWithoutJob(dc, drop, got, []);
+    return true;
+  }
+  const keys = got.items.map((it) => `${drop.folder}${it.file}`);
+  const heads = await Promise.all(keys.map((k) => store.files.head(k)));
+  const missing = heads.filter((h) => h === null).length;
+  if (missing > 0 && !force && drop.waitUntil && Date.parse(drop.waitUntil) > Date.now()) return false;
+
+  const jobId = got.jobId ?? `drop-${drop.dropId.slice("drop_".length)}`;
+  const policyName = got.policy ?? DEFAULT_POLICY_NAME;
+  const policy = await getLatestPolicy(store.db, { id: dc.org.id, createdAt: dc.org.createdAt }, policyName);
+  if (!policy) {
+    await finishWithoutJob(dc, drop, { code: "manifest_invalid", detail: `${MANIFEST_NAME}: policy ${policyName} does not exist.` }, []);
+    return true;
+  }
+  const templates = new Map<string, boolean>();
+  for (const id of new Set(got.items.map((it) => it.template_id).filter((t): t is string => !!t))) {
+    templates.set(id, (await templatesRepo(store.db).get(dc.org.id, id)) !== null);
+  }
+
+  // Each file is read and inspected; what cannot be checked is an entry with errors, never skipped silently.
+  const entries: PlanEntry[] = [];
+  const prepared: PreparedItem[] = [];
+  for (const [i, it] of got.items.entries()) {
+    const entry: PlanEntry = {
+      file: it.file,
+      key: keys[i],
+      item_index: null,
+      subject_reference: it.subject_reference ?? null,
+      reference: it.reference ?? null,
+      template_id: it.template_id ?? null,
+      errors: [],
+    };
+    entries.push(entry);
+    if (heads[i] === null) {
+      entry.errors.push({ code: "file_missing", detail: `${it.file} was not in the batch folder when its wait ended.` });
+      continue;
+    }
+    if (it.template_id && !templates.get(it.template_id)) {
+      entry.errors.push({ code: "template_not_found", detail: `The template ${it.template_id} does not exist.` });
+      continue;
+    }
+    const obj = await store.files.get(keys[i]);
+    if (!obj) {
+      entry.errors.push({ code: "file_missing", detail: `${it.file} was deleted before it was read.` });
+      continue;
+    }
+    const bytes = new Uint8Array(await obj.arrayBuffer());
+    let pages: number;
+    try {
+      pages = (await dc.ctx.engine.inspect(bytes)).pages;
+    } catch (err) {
+      if (!isVerifyError(err)) throw err;
+      const why = err.code === "unsupported_format" ? `${err.message}; documents must be PNG, JPEG, TIFF or PDF` : err.message;
+      entry.errors.push({ code: err.code, detail: `${it.file}: ${why}.` });
+      continue;
+    }
+    entry.item_index = prepared.length;
+    const item: NormalisedItem = {
+      index: prepared.length,
+      file: { part: it.file },
+      fileName: it.file_name ?? it.file.split("/").pop() ?? it.file,
+      subjectReference: it.subject_reference ?? null,
+      references: [],
+      target: it.target ?? null,
+      templateId: it.template_id ?? null,
+      inputType: it.input_type ?? null,
+      reference: it.reference ?? null,
+      process: it.process ?? null,
+      metadata: it.metadata ?? null,
+    };
+    prepared.push({ item, input: { bytes, contentType: obj.httpMetadata?.contentType ?? null, fileName: item.fileName }, pages, references: [] });
+  }
+  const plan: DropPlan = { manifest: drop.objectKey, policy: `${policy.name}@${policy.version}`, error: null, entries };
+  if (prepared.length === 0) {
+    await finishWithoutJob(dc, drop, { code: "nothing_to_check", detail: "No file of the drop could be checked; see each item's errors." }, entries);
+    return true;
+  }
+
+  // Billing and quota refuse the whole drop: a rejected job, and a summary that says why.
+  let refusal: ProblemError | null = null;
+  try {
+    await assertBilling(dc.env, dc.org);
+    await assertQuota(dc.env, { org: dc.org }, prepared.length);
+  } catch (err) {
+    if (!isProblemError(err) || (err.code !== "billing_required" && err.code !== "quota_exceeded")) throw err;
+    refusal = err;
+  }
+
+  try {
+    await createJob(dc.ctx, { jobId, mode: "queued", policy, metadata: got.metadata ?? null, actor: ACTOR, items: prepared, source: "bucket" });
+  } catch (err) {
+    if (!(isProblemError(err) && err.code === "conflict")) throw err;
+    // The job exists: made by an earlier delivery of this drop (carry on), or a job_id the manifest reuses.
+    const existing = await dropsRepo(store.db).byJob(dc.org.id, jobId);
+    if (existing && existing.dropId !== drop.dropId) {
+      await finishWithoutJob(dc, drop, { code: "job_id_in_use", detail: `${MANIFEST_NAME}: job_id ${jobId} is taken by another job; choose another.` }, entries);
+      return true;
+    }
+    if (!existing && (await checksRepo(store.db).job(dc.org.id, jobId))?.source !== "bucket") {
+      await finishWithoutJob(dc, drop, { code: "job_id_in_use", detail: `${MANIFEST_NAME}: job_id ${jobId} is taken by another job; choose another.` }, entries);
+      return true;
+    }
+  }
+  if (refusal) plan.error = { code: refusal.code, detail: refusal.detail };
+  // Record the plan before anything can finish the job, so the summary finds it.
+  if (!(await dropsRepo(store.db).advance(dc.org.id, drop.dropId, "waiting", "submitted", { jobId, plan: JSON.stringify(plan) }))) return true;
+  if (refusal) {
+    const done = await jobObject(dc.env, dc.org.id, jobId).reject();
+    if (done) await checksRepo(store.db).mirrorProgress(dc.org.id, jobId, done.state);
+    await summariseBucketJob(dc.ctx, jobId);
+    return true;
+  }
+  await enqueueItems(dc.ctx, jobId, prepared.map((p) => p.item.index));
+  return true;
+}
+
+/** A drop that made no job (its manifest or every file was refused): its summary says which and why. */
+async function finishWithoutJob(dc: DropContext, drop: DropRecord, error: ItemError, entries: PlanEntry[]): Promise<void> {
+  const plan: DropPlan = { manifest: drop.objectKey, policy: null, error, entries };
+  const summary = renderSummary(dc.env, drop, plan, null, []);
+  await dc.ctx.store.files.put(drop.summaryKey, JSON.stringify(summary, null, 2), { httpMetadata: { contentType: "application/json" } });
+  if (await dropsRepo(dc.ctx.store.db).advance(dc.org.id, drop.dropId, "waiting", "summarised", { plan: JSON.stringify(plan) })) {
+    await onBucketDropSummaryWritten(dc.env, dc.org, summary);
+  }
+}
+
+/**
+ * Writes summary.json for a finished bucket job (called by every settle of its items once the job is
+ * finished, and for rejected drops); only the first call past `submitted` fires the hook.
+ */
+export async function summariseBucketJob(ctx: CheckContext, jobId: string): Promise<void> {
+  const repo = dropsRepo(ctx.store.db);
+  const drop = await repo.byJob(ctx.org.id, jobId);
+  if (drop?.state !== "submitted" || !drop.plan) return;
+  const job = await checksRepo(ctx.store.db).job(ctx.org.id, jobId);
+  if (!job || !isFinished(job.status)) return;
+  const rows = await checksRepo(ctx.store.db).results(ctx.org.id, jobId, { after: null, limit: 500, decision: null });
+  const summary = renderSummary(ctx.env, drop, JSON.parse(drop.plan) as DropPlan, job, rows.map((r) => storedResultOf(r)).filter((r) => r !== null));
+  await ctx.store.files.put(drop.summaryKey, JSON.stringify(summary, null, 2), { httpMetadata: { contentType: "application/json" } });
+  if (await repo.advance(ctx.org.id, drop.dropId, "submitted", "summarised")) await onBucketDropSummaryWritten(ctx.env, ctx.org, summary);
+}
+
+export type DropSummary = ReturnType<typeof renderSummary>;
+
+function renderSummary(
+  env: Env,
+  drop: DropRecord,
+  plan: DropPlan,
+  job: { jobId: string; status: string; policy: string; createdAt: string; completedAt: string | null } | null,
+  results: NonNullable<ReturnType<typeof storedResultOf>>[],
+) {
+  const base = configOf(env).apiBaseUrl ?? "";
+  const byIndex = new Map(results.map((r) => [r.item_index, r]));
+  const items = plan.entries.map((e) => {
+    const r = e.item_index === null ? undefined : byIndex.get(e.item_index);
+    const best = r?.best_match ? r.signatures.find((s) => s.index === r.best_match!.signature_index) : r?.signatures[0];
+    return {
+      file: e.file,
+      key: e.key,
+      item_index: e.item_index,
+      check_id: job && e.item_index !== null ? checkId(job.jobId, e.item_index) : null,
+      subject_reference: e.subject_reference,
+      reference: e.reference,
+      template_id: e.template_id,
+      decision: r?.decision ?? null,
+      score: r?.score ?? null,
+      best_match: r?.best_match ?? null,
+      located: best ? { page: best.page, box: best.box, box_name: best.box_name ?? null, confidence: best.confidence } : null,
+      template: r?.template ?? null,
+      errors: e.errors.length > 0 ? e.errors : (r?.errors ?? (job && job.status === "rejected" && plan.error ? [plan.error] : [])),
+    };
+  });
+  return {
+    version: 1,
+    source: "bucket",
+    drop: { key: drop.objectKey, folder: drop.folder, summary_key: drop.summaryKey },
+    job_id: job?.jobId ?? null,
+    status: job?.status ?? "not_submitted",
+    status_url: job ? `${base}/sig/checks/${job.jobId}` : null,
+    policy: job?.policy ?? plan.policy,
+    error: plan.error,
+    counts: {
+      items: items.length,
+      decided: items.filter((i) => i.decision !== null).length,
+      errors: items.filter((i) => i.decision === null).length,
+    },
+    items,
+    created_at: job?.createdAt ?? drop.createdAt,
+    completed_at: job?.completedAt ?? new Date().toISOString(),
+  };
+}
+
+/**
+ * Hook: a drop's summary.json has just been written, once per drop. The webhook event for bucket drops
+ * (a summary event in the webhook catalogue) is wired here by the lead once webhooks exist.
+ */
+export async function onBucketDropSummaryWritten(_env: Env, _org: Org, _summary: DropSummary): Promise<void> {}

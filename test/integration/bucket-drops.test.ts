@@ -1,0 +1,327 @@
+import { env } from "cloudflare:workers";
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import {
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  UploadPartCommand,
+  type S3Client,
+} from "@aws-sdk/client-s3";
+import worker from "../../src/index";
+import { api, createOrg, operator, type CreatedOrg } from "../helpers/tenant";
+import { enrolWriter, expectProblem } from "../helpers/checks";
+import { signaturePng } from "../helpers/signatures";
+import { issueBucketKey, s3Client, type IssuedBucketKey } from "../helpers/s3";
+import { BOX_SPEC, blankFormPng, photographedForm, postTemplate, templateBody } from "../helpers/forms";
+
+const WRITER = 31;
+let org: CreatedOrg;
+let key: IssuedBucketKey;
+let s3: S3Client;
+
+beforeAll(async () => {
+  org = await createOrg();
+  await enrolWriter(org.apiKey, "alice", WRITER, 3);
+  key = await issueBucketKey(org.apiKey);
+  s3 = s3Client(key.access_key_id, key.secret_access_key);
+});
+
+interface Summary {
+  job_id: string | null;
+  status: string;
+  status_url: string | null;
+  source: string;
+  error: { code: string; detail: string } | null;
+  counts: { items: number; decided: number; errors: number };
+  items: {
+    file: string;
+    item_index: number | null;
+    check_id: string | null;
+    reference: string | null;
+    decision: string | null;
+    score: number | null;
+    best_match: { signature_index: number; ref_id: string; score: number } | null;
+    located: { page: number; box: { x: number; y: number; w: number; h: number }; box_name: string | null } | null;
+    errors: { code: string; detail: string }[];
+  }[];
+}
+
+/** Reads an object back through the S3 client, waiting while it does not exist yet (NoSuchKey). */
+async function waitForObject(client: S3Client, bucket: string, objectKey: string, timeoutMs = 25_000): Promise<string> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: objectKey }));
+      return await got.Body!.transformToString();
+    } catch (err) {
+      if ((err as { name?: string }).name !== "NoSuchKey") throw err;
+    }
+    if (Date.now() > until) throw new Error(`${objectKey} did not appear`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+async function s3Error(p: Promise<unknown>): Promise<{ name: string; status: number }> {
+  try {
+    await p;
+  } catch (err) {
+    const e = err as { name: string; $metadata?: { httpStatusCode?: number } };
+    return { name: e.name, status: e.$metadata?.httpStatusCode ?? 0 };
+  }
+  throw new Error("the request succeeded");
+}
+
+const json = (o: unknown) => new TextEncoder().encode(JSON.stringify(o));
+
+describe("bucket keys", () => {
+  it("issues a key once with Cache-Control: no-store, lists it, allows 2 active, and audits", async () => {
+    const o = await createOrg();
+    const res = await api("/sig/bucket-keys", { method: "POST", key: o.apiKey, json: {} });
+    expect(res.status).toBe(201);
+    expect(res.headers.get("Cache-Control")).toBe("no-store");
+    const issued = (await res.json()) as IssuedBucketKey;
+    expect(issued.access_key_id).toMatch(/^CSU[A-Z2-7]{17}$/);
+    expect(issued.secret_access_key).toHaveLength(40);
+    expect(issued).toMatchObject({ bucket: "countersign-files-us", prefix: `orgs/${o.orgId}/drops/`, region: "auto" });
+    expect(issued.endpoint_url).toBe("https://api.countersign.localhost");
+
+    const list = (await (await api("/sig/bucket-keys", { key: o.apiKey })).json()) as { keys: { access_key_id: string; status: string }[] };
+    expect(list.keys).toEqual([expect.objectContaining({ access_key_id: issued.access_key_id, status: "active" })]);
+    expect(JSON.stringify(list)).not.toContain(issued.secret_access_key);
+
+    expect((await api("/sig/bucket-keys", { method: "POST", key: o.apiKey })).status).toBe(201);
+    const third = await expectProblem(await api("/sig/bucket-keys", { method: "POST", key: o.apiKey }), 409, "conflict");
+    expect(third.detail).toMatch(/2 active/);
+
+    expect((await api(`/sig/bucket-keys/${issued.access_key_id}`, { method: "DELETE", key: o.apiKey })).status).toBe(204);
+    expect((await api(`/sig/bucket-keys/${issued.access_key_id}`, { method: "DELETE", key: o.apiKey })).status).toBe(204);
+    expect((await api("/sig/bucket-keys", { method: "POST", key: o.apiKey })).status).toBe(201);
+    await expectProblem(await api("/sig/bucket-keys/CSUAAAAAAAAAAAAAAAAA", { method: "DELETE", key: o.apiKey }), 404, "not_found");
+    await expectProblem(await api(`/sig/bucket-keys/${issued.access_key_id}`, { method: "DELETE", key: org.apiKey }), 404, "not_found");
+
+    const audit = (await (await operator("GET", `/platform/orgs/${o.orgId}/audit`)).json()) as { entries: { action: string }[] };
+    expect(audit.entries.filter((e) => e.action === "bucket_key.create")).toHaveLength(3);
+    expect(audit.entries.filter((e) => e.action === "bucket_key.revoke")).toHaveLength(1);
+  });
+
+  it("takes no body but {}, needs no Idempotency-Key, and answers 402 while billing is inactive", async () => {
+    const o = await createOrg();
+    expect((await api("/sig/bucket-keys", { method: "POST", key: o.apiKey, json: { name: "x" } })).status).toBe(400);
+    await expectProblem(await api("/sig/bucket-keys", { method: "POST", key: o.apiKey, body: "x", headers: { "Content-Type": "text/plain" } }), 415);
+    const unpaid = await createOrg({ billing: "inactive" });
+    await expectProblem(await api("/sig/bucket-keys", { method: "POST", key: unpaid.apiKey }), 402, "billing_required");
+    expect((await api("/sig/bucket-keys", { key: unpaid.apiKey })).status).toBe(200);
+    const reader = await createOrg({ permissions: ["org:read"] });
+    await expectProblem(await api("/sig/bucket-keys", { key: reader.apiKey }), 403, "permission_denied");
+  });
+});
+
+describe("bucket drops through the S3 endpoint", () => {
+  it("uploads a batch with the AWS SDK and reads its summary.json back: one check job with source bucket", async () => {
+    const folder = `${key.prefix}batches/b-1/`;
+    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}same.png`, Body: signaturePng(WRITER, 5), ContentType: "image/png" }));
+    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}other.png`, Body: signaturePng(77, 1), ContentType: "image/png" }));
+    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}notes.txt`, Body: new TextEncoder().encode("not a document"), ContentType: "text/plain" }));
+    const manifest = {
+      policy: "default",
+      metadata: { batch: "b-1" },
+      defaults: { subject_reference: "alice", input_type: "signature_image" },
+      items: [
+        { file: "same.png", reference: "loan-1" },
+        { file: "other.png", reference: "loan-2" },
+        { file: "notes.txt", reference: "loan-3" },
+      ],
+    };
+    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}manifest.json`, Body: json(manifest), ContentType: "application/json" }));
+
+    const summary = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary;
+    expect(summary).toMatchObject({ source: "bucket", status: "completed", error: null, counts: { items: 3, decided: 2, errors: 1 } });
+    expect(summary.status_url).toMatch(new RegExp(`/sig/checks/${summary.job_id}$`));
+    expect(summary.items.map((i) => i.reference)).toEqual(["loan-1", "loan-2", "loan-3"]);
+    expect(["AUTO_APPROVE", "APPROVE"]).toContain(summary.items[0].decision);
+    expect(summary.items[0].best_match?.ref_id).toMatch(/^r\d$/);
+    expect(summary.items[0].located?.box.w).toBeGreaterThan(0);
+    expect(summary.items[0].check_id).toBe(`${summary.job_id}/0`);
+    expect(summary.items[1].decision).toBe("FAILED");
+    expect(summary.items[2]).toMatchObject({ decision: null, item_index: null, errors: [{ code: "unsupported_format" }] });
+    expect(summary.items[2].errors[0].detail).toMatch(/notes\.txt/);
+
+    const jobs = (await (await api("/sig/checks?source=bucket", { key: org.apiKey })).json()) as { jobs: { job_id: string; source: string; status: string }[] };
+    expect(jobs.jobs).toContainEqual(expect.objectContaining({ job_id: summary.job_id, source: "bucket", status: "completed" }));
+    const apiJobs = (await (await api("/sig/checks?source=api", { key: org.apiKey })).json()) as { jobs: { job_id: string }[] };
+    expect(apiJobs.jobs.map((j) => j.job_id)).not.toContain(summary.job_id);
+    const job = (await (await api(`/sig/checks/${summary.job_id}`, { key: org.apiKey })).json()) as { source: string; item_count: number; metadata: unknown };
+    expect(job).toMatchObject({ source: "bucket", item_count: 2, metadata: { batch: "b-1" } });
+
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: key.bucket, Prefix: folder }));
+    expect(listed.Contents?.map((c) => c.Key?.slice(folder.length)).sort()).toEqual(["manifest.json", "notes.txt", "other.png", "same.png", "summary.json"]);
+    const head = await s3.send(new HeadObjectCommand({ Bucket: key.bucket, Key: `${folder}same.png` }));
+    expect(head.ContentLength).toBe(signaturePng(WRITER, 5).byteLength);
+  });
+
+  it("takes a file without a manifest in inbox/<subject>/, uploaded as a multipart upload to the endpoint_url the key came with", async () => {
+    // The bare origin, as POST /sig/bucket-keys gives it: bucket names at the root are the S3 endpoint too.
+    const s3 = s3Client(key.access_key_id, key.secret_access_key, key.endpoint_url);
+    const objectKey = `${key.prefix}inbox/alice/scan-7.png`;
+    const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: key.bucket, Key: objectKey, ContentType: "image/png" }));
+    const part = await s3.send(new UploadPartCommand({ Bucket: key.bucket, Key: objectKey, UploadId: created.UploadId, PartNumber: 1, Body: signaturePng(WRITER, 6) }));
+    await s3.send(
+      new CompleteMultipartUploadCommand({ Bucket: key.bucket, Key: objectKey, UploadId: created.UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] } }),
+    );
+    const summary = JSON.parse(await waitForObject(s3, key.bucket, `${objectKey}.summary.json`)) as Summary;
+    expect(summary.status).toBe("completed");
+    expect(summary.items).toHaveLength(1);
+    expect(summary.items[0].file).toBe("scan-7.png");
+    expect(summary.items[0].decision).not.toBeNull();
+  });
+
+  it("a malformed manifest gives a summary naming the field, and no job", async () => {
+    const folder = `${key.prefix}batches/bad-1/`;
+    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}manifest.json`, Body: json({ items: [{ file: "a.png" }] }) }));
+    const summary = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary;
+    expect(summary).toMatchObject({ job_id: null, status: "not_submitted", error: { code: "manifest_invalid" } });
+    expect(summary.error!.detail).toMatch(/items\[0\]\.subject_reference/);
+
+    const folder2 = `${key.prefix}batches/bad-2/`;
+    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder2}manifest.json`, Body: new TextEncoder().encode("{ nope") }));
+    const s2 = JSON.parse(await waitForObject(s3, key.bucket, `${folder2}summary.json`)) as Summary;
+    expect(s2.error).toMatchObject({ code: "manifest_invalid" });
+    expect(s2.error!.detail).toMatch(/not valid JSON/);
+
+    const stray = `${key.prefix}loose.png`;
+    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: stray, Body: signaturePng(WRITER, 1) }));
+    const s3s = JSON.parse(await waitForObject(s3, key.bucket, `${stray}.summary.json`)) as Summary;
+    expect(s3s.error).toMatchObject({ code: "unsupported_location" });
+  });
+
+  it("refuses a wrong secret, a revoked key and another tenant's prefix with S3 errors", async () => {
+    const wrong = s3Client(key.access_key_id, `${key.secret_access_key.slice(0, -1)}x`);
+    expect(await s3Error(wrong.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${key.prefix}x.png`, Body: new Uint8Array([1]) })))).toEqual({
+      name: "SignatureDoesNotMatch",
+      status: 403,
+    });
+    expect(await s3Error(s3Client("CSUAAAAAAAAAAAAAAAAA", key.secret_access_key).send(new HeadObjectCommand({ Bucket: key.bucket, Key: `${key.prefix}x` })))).toMatchObject({ status: 403 });
+
+    const other = await createOrg();
+    const otherKey = await issueBucketKey(other.apiKey);
+    const otherS3 = s3Client(otherKey.access_key_id, otherKey.secret_access_key);
+    expect(await s3Error(otherS3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${key.prefix}batches/evil/manifest.json`, Body: json({}) })))).toEqual({
+      name: "AccessDenied",
+      status: 403,
+    });
+    expect(await s3Error(otherS3.send(new GetObjectCommand({ Bucket: key.bucket, Key: `${key.prefix}batches/b-1/summary.json` })))).toEqual({ name: "AccessDenied", status: 403 });
+    expect(await s3Error(otherS3.send(new ListObjectsV2Command({ Bucket: key.bucket, Prefix: "orgs/" })))).toEqual({ name: "AccessDenied", status: 403 });
+    expect(await s3Error(s3.send(new GetObjectCommand({ Bucket: key.bucket, Key: `${key.prefix}nothing-here` })))).toEqual({ name: "NoSuchKey", status: 404 });
+
+    expect((await api(`/sig/bucket-keys/${otherKey.access_key_id}`, { method: "DELETE", key: other.apiKey })).status).toBe(204);
+    expect(await s3Error(otherS3.send(new PutObjectCommand({ Bucket: otherKey.bucket, Key: `${otherKey.prefix}x.png`, Body: new Uint8Array([1]) })))).toEqual({
+      name: "InvalidAccessKeyId",
+      status: 403,
+    });
+  });
+
+  it("answers S3 XML errors to unsigned requests", async () => {
+    const res = await worker.fetch(new Request(`https://api.countersign.localhost/s3/${key.bucket}/${key.prefix}x`), env, createExecutionContext());
+    expect(res.status).toBe(403);
+    expect(res.headers.get("Content-Type")).toBe("application/xml");
+    expect(await res.text()).toMatch(/<Code>AccessDenied<\/Code>/);
+  });
+
+  it("a drop without billing gets a rejected job and a summary carrying billing_required; over the quota, quota_exceeded", async () => {
+    for (const [setup, code] of [
+      [async (o: CreatedOrg) => operator("PUT", `/platform/orgs/${o.orgId}/billing`, { billing: "canceled" }), "billing_required"],
+      [async () => undefined, "quota_exceeded"],
+    ] as const) {
+      const o = await createOrg(code === "quota_exceeded" ? { monthlyQuota: 0 } : {});
+      const k = await issueBucketKey(o.apiKey);
+      await setup(o);
+      const client = s3Client(k.access_key_id, k.secret_access_key);
+      const folder = `${k.prefix}batches/r-1/`;
+      await client.send(new PutObjectCommand({ Bucket: k.bucket, Key: `${folder}a.png`, Body: signaturePng(WRITER, 2) }));
+      await client.send(new PutObjectCommand({ Bucket: k.bucket, Key: `${folder}manifest.json`, Body: json({ items: [{ file: "a.png", subject_reference: "alice" }] }) }));
+      const summary = JSON.parse(await waitForObject(client, k.bucket, `${folder}summary.json`)) as Summary;
+      expect(summary, code).toMatchObject({ status: "rejected", error: { code } });
+      expect(summary.items[0]).toMatchObject({ decision: null, errors: [{ code }] });
+      const jobs = (await (await api("/sig/checks?source=bucket&status=rejected", { key: o.apiKey })).json()) as { jobs: { job_id: string }[] };
+      expect(jobs.jobs.map((j) => j.job_id)).toEqual([summary.job_id]);
+    }
+  });
+
+  it("makes one job of an event that R2 delivers twice", async () => {
+    const folder = `${key.prefix}batches/twice/`;
+    // Written straight to the bucket, as R2 would store them; then the same notification arrives twice.
+    await env.FILES_US.put(`${folder}a.png`, signaturePng(WRITER, 4));
+    const manifest = await env.FILES_US.put(`${folder}manifest.json`, json({ job_id: "twice-1", items: [{ file: "a.png", subject_reference: "alice" }] }));
+    const event = {
+      account: "local",
+      action: "PutObject",
+      bucket: key.bucket,
+      object: { key: `${folder}manifest.json`, size: manifest!.size, eTag: manifest!.etag },
+      eventTime: new Date().toISOString(),
+    };
+    for (let delivery = 0; delivery < 2; delivery++) {
+      const batch = createMessageBatch("countersign-bucket-events", [
+        { id: `m-${delivery}-a`, timestamp: new Date(), attempts: 1, body: event },
+        { id: `m-${delivery}-b`, timestamp: new Date(), attempts: 1, body: event },
+      ]);
+      const ctx = createExecutionContext();
+      await worker.queue(batch, env, ctx);
+      const result = await getQueueResult(batch, ctx);
+      expect(result.explicitAcks.length).toBe(2);
+    }
+    const summary = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary;
+    expect(summary.job_id).toBe("twice-1");
+    const drops = await env.DB_US.prepare("SELECT COUNT(*) AS n FROM bucket_drops WHERE org_id = ? AND object_key = ?").bind(org.orgId, `${folder}manifest.json`).first<{ n: number }>();
+    expect(drops?.n).toBe(1);
+    const jobs = (await (await api("/sig/checks?source=bucket", { key: org.apiKey })).json()) as { jobs: { job_id: string }[] };
+    expect(jobs.jobs.filter((j) => j.job_id === "twice-1")).toHaveLength(1);
+    const usage = await env.DB_US.prepare("SELECT COUNT(*) AS n FROM check_items WHERE org_id = ? AND job_id = 'twice-1'").bind(org.orgId).first<{ n: number }>();
+    expect(usage?.n).toBe(1);
+  });
+
+  it("a manifest uploaded before its files waits for them; when the wait ends, a missing file is an item error", async () => {
+    const folder = `${key.prefix}batches/late/`;
+    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}manifest.json`, Body: json({ job_id: "late-1", items: [{ file: "a.png", subject_reference: "alice" }, { file: "b.png", subject_reference: "alice" }] }) }));
+    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}a.png`, Body: signaturePng(WRITER, 3) }));
+    // Both events are handled (the manifest's and the file's) while b.png is still missing: the drop waits.
+    const drop = async () => env.DB_US.prepare("SELECT drop_id, state FROM bucket_drops WHERE org_id = ? AND object_key = ?").bind(org.orgId, `${folder}manifest.json`).first<{ drop_id: string; state: string }>();
+    const until = Date.now() + 10_000;
+    while ((await drop()) === null && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    expect((await drop())?.state).toBe("waiting");
+    expect(await s3Error(s3.send(new HeadObjectCommand({ Bucket: key.bucket, Key: `${folder}summary.json` })))).toMatchObject({ status: 404 });
+
+    // The wait ends (the delayed message the manifest's event sent, delivered now).
+    const batch = createMessageBatch("countersign-bucket-events", [
+      { id: "deadline-1", timestamp: new Date(), attempts: 1, body: { kind: "drop_deadline", orgId: org.orgId, dropId: (await drop())!.drop_id } },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, env, ctx);
+    await getQueueResult(batch, ctx);
+    const summary = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary;
+    expect(summary).toMatchObject({ job_id: "late-1", status: "completed", counts: { items: 2, decided: 1, errors: 1 } });
+    expect(summary.items[1]).toMatchObject({ file: "b.png", decision: null, errors: [{ code: "file_missing" }] });
+  });
+
+  it("checks a dropped photo of a form with a template: the summary names the box the signature was found in", async () => {
+    const created = await postTemplate(org.apiKey, templateBody({ template_id: "loan-v3", boxes: BOX_SPEC }, blankFormPng()));
+    expect(created.status, await created.clone().text()).toBe(201);
+    const folder = `${key.prefix}batches/forms-1/`;
+    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}form.png`, Body: photographedForm(WRITER, 1).png, ContentType: "image/png" }));
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: key.bucket,
+        Key: `${folder}manifest.json`,
+        Body: json({ items: [{ file: "form.png", subject_reference: "alice", template_id: "loan-v3", input_type: "photo", reference: "F-1" }] }),
+      }),
+    );
+    const summary = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary & { items: { template: { registered: boolean } | null }[] };
+    expect(summary.status).toBe("completed");
+    expect(summary.items[0].located?.box_name).toBe("co_borrower");
+    expect(summary.items[0].template?.registered).toBe(true);
+    expect(summary.items[0].decision).not.toBeNull();
+  });
+});
