@@ -69,23 +69,34 @@ function base(route: HttpRequestCase["route"], doc: Uint8Array, r: Rng): Body {
 
 type Edit = (b: Body, r: Rng, route: HttpRequestCase["route"]) => string;
 
+/** Replaces the JSON part (wherever earlier edits left it), or adds it back. */
+function setRequestPart(b: Body, p: Part): void {
+  const i = b.parts.findIndex((x) => x.headers[0]?.includes('name="request"'));
+  if (i >= 0) b.parts[i] = p;
+  else b.parts.unshift(p);
+}
+
+function requestBody(b: Body): Uint8Array {
+  return b.parts.find((x) => x.headers[0]?.includes('name="request"'))?.body ?? ascii("{}");
+}
+
 /** Variants a conforming client may send: each must be accepted like the plain body. */
 const WELL_FORMED: Record<string, Edit> = {
   plain: () => "plain",
   "json-as-file": (b, _r, route) => {
     if (route !== "checks") return "plain";
-    b.parts[0] = filePart("request", b.parts[0].body, "application/json", "req.json");
+    setRequestPart(b, filePart("request", requestBody(b), "application/json", "req.json"));
     return "json-as-file";
   },
   "json-as-file-charset": (b, _r, route) => {
     if (route !== "checks") return "plain";
-    b.parts[0] = filePart("request", b.parts[0].body, "application/json; charset=utf-8", "request.json");
+    setRequestPart(b, filePart("request", requestBody(b), "application/json; charset=utf-8", "request.json"));
     return "json-as-file-charset";
   },
   "json-as-blob": (b, _r, route) => {
     // What FormData.append("request", new Blob([json], { type: "application/json" })) sends.
     if (route !== "checks") return "plain";
-    b.parts[0] = filePart("request", b.parts[0].body, "application/json", "blob");
+    setRequestPart(b, filePart("request", requestBody(b), "application/json", "blob"));
     return "json-as-blob";
   },
   "quoted-boundary": (b) => ((b.quoteBoundary = true), "quoted-boundary"),
@@ -103,10 +114,10 @@ const WELL_FORMED: Record<string, Edit> = {
 
 /** Broken or hostile framing: any documented 4xx is fine, a 5xx or a hang is not. */
 const HOSTILE: Record<string, Edit> = {
-  "missing-json": (b) => ((b.parts = b.parts.filter((p) => !p.headers[0].includes('"request"'))), "missing-json"),
-  "missing-file": (b) => ((b.parts = b.parts.filter((p) => !p.headers[0].includes("filename"))), "missing-file"),
+  "missing-json": (b) => ((b.parts = b.parts.filter((p) => !p.headers[0]?.includes('"request"'))), "missing-json"),
+  "missing-file": (b) => ((b.parts = b.parts.filter((p) => !p.headers[0]?.includes("filename"))), "missing-file"),
   "duplicate-part": (b, r) => {
-    const p = r.pick(b.parts);
+    const p = somePart(b, r);
     b.parts.push(p, p);
     return "duplicate-part";
   },
@@ -117,38 +128,38 @@ const HOSTILE: Record<string, Edit> = {
   "invalid-json": (b, r, route) => {
     if (route !== "checks") return "plain";
     const text = r.pick(["{not json", "[]", "null", '"x"', '{"items":"x"}', '{"items":[{"file":"d"}]}', `{"items":[${'{"file":"d","subject_reference":"s"},'.repeat(200)}{}]}`, "{".repeat(10000)]);
-    b.parts[0] = r.next() < 0.5 ? fieldPart("request", text) : filePart("request", ascii(text), "application/json", "req.json");
+    setRequestPart(b, r.next() < 0.5 ? fieldPart("request", text) : filePart("request", ascii(text), "application/json", "req.json"));
     return "invalid-json";
   },
   "json-wrong-type": (b, _r, route) => {
     if (route !== "checks") return "plain";
-    b.parts[0] = filePart("request", b.parts[0].body, "image/png", "req.png");
+    setRequestPart(b, filePart("request", requestBody(b), "image/png", "req.png"));
     return "json-wrong-type";
   },
   "file-as-field": (b) => {
-    const i = b.parts.findIndex((p) => p.headers[0].includes("filename"));
+    const i = b.parts.findIndex((p) => p.headers[0]?.includes("filename"));
     if (i >= 0) b.parts[i].headers = [b.parts[i].headers[0].replace(/; filename="[^"]*"/, "")];
     return "file-as-field";
   },
   "huge-header": (b, r) => {
     const n = r.pick([8 << 10, 64 << 10, 1 << 20]);
-    r.pick(b.parts).headers.push(`X-Pad: ${"a".repeat(n)}`);
+    somePart(b, r).headers.push(`X-Pad: ${"a".repeat(n)}`);
     return `huge-header(${n})`;
   },
   "many-headers": (b, r) => {
     const n = r.pick([100, 1000, 10000]);
-    const p = r.pick(b.parts);
+    const p = somePart(b, r);
     for (let i = 0; i < n; i++) p.headers.push(`X-H${i}: v`);
     return `many-headers(${n})`;
   },
   "huge-json": (b, r, route) => {
     if (route !== "checks") return "plain";
     const n = r.pick([1 << 20, 4 << 20]);
-    b.parts[0] = fieldPart("request", JSON.stringify({ items: [{ file: "d", subject_reference: FUZZ_SUBJECT, metadata: { pad: "p".repeat(n) } }] }));
+    setRequestPart(b, fieldPart("request", JSON.stringify({ items: [{ file: "d", subject_reference: FUZZ_SUBJECT, metadata: { pad: "p".repeat(n) } }] })));
     return `huge-json(${n})`;
   },
   "bad-disposition": (b, r) => {
-    const p = r.pick(b.parts);
+    const p = somePart(b, r);
     p.headers[0] = r.pick([
       "Content-Disposition: form-data",
       "Content-Disposition: attachment; name=\"d\"",
@@ -169,7 +180,7 @@ const HOSTILE: Record<string, Edit> = {
     return "overlong-boundary";
   },
   "boundary-in-data": (b) => {
-    const i = b.parts.findIndex((p) => p.headers[0].includes("filename"));
+    const i = b.parts.findIndex((p) => p.headers[0]?.includes("filename"));
     if (i >= 0) b.parts[i].body = concat([b.parts[i].body.subarray(0, 16), ascii(`\r\n--${b.boundary}\r\n`), b.parts[i].body.subarray(16)]);
     return "boundary-in-data";
   },
@@ -189,6 +200,12 @@ export const MULTIPART_EDITS = { wellFormed: Object.keys(WELL_FORMED), hostile: 
  * One multipart case. With `docMutated` the document is a mutated one and the framing stays
  * well-formed (the decoders behind the route are under test); otherwise the framing is edited.
  */
+/** A random part, or a new empty field when edits have removed them all. */
+function somePart(b: Body, r: Rng): Part {
+  if (!b.parts.length) b.parts.push(fieldPart("empty", ""));
+  return r.pick(b.parts);
+}
+
 export function multipartCase(route: HttpRequestCase["route"], doc: Uint8Array, r: Rng, docMutated: boolean): MultipartCase {
   const b = base(route, doc, r);
   let label: string;

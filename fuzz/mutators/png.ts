@@ -61,8 +61,11 @@ function replaceIdat(cs: Chunk[], data: Uint8Array, pieces = 1): void {
   const step = Math.ceil(data.length / pieces) || 1;
   const idats: Chunk[] = [];
   for (let i = 0; i < data.length || idats.length === 0; i += step) idats.push({ type: "IDAT", data: data.subarray(i, i + step) });
-  rest.splice(first < 0 ? rest.length - 1 : first, 0, ...idats);
-  cs.splice(0, cs.length, ...rest);
+  const at = first < 0 ? rest.length - 1 : first;
+  cs.length = 0;
+  cs.push(...rest.slice(0, at));
+  for (const c of idats) cs.push(c);
+  cs.push(...rest.slice(at));
 }
 
 export const pngMutators: Mutator[] = [
@@ -120,7 +123,7 @@ export const pngMutators: Mutator[] = [
     const raw = cs.filter((c) => c.type === "IDAT").map((c) => c.data);
     if (!raw.length) return null;
     const z = concat(raw);
-    const pieces = r.pick([2, 7, z.length]);
+    const pieces = r.pick([2, 7, Math.min(z.length, 4096)]);
     replaceIdat(cs, z, pieces);
     return `${pieces}`;
   }),
@@ -145,7 +148,7 @@ export const pngMutators: Mutator[] = [
     // More image data than IHDR declares: the stream must be cut at the declared size.
     const raw = idatRaw(cs);
     if (!raw) return null;
-    const times = r.pick([2, 16, 300]);
+    const times = Math.min(r.pick([2, 16, 300]), Math.max(2, Math.floor((32 << 20) / raw.length)));
     const d = new Uint8Array(raw.length * times);
     for (let k = 0; k < times; k++) d.set(raw, k * raw.length);
     replaceIdat(cs, deflate(d));

@@ -46,8 +46,8 @@ function parseArgs(argv: string[]): Options {
     timeBudgetMs: 1000,
     httpTimeBudgetMs: 5000,
     memoryBudgetMB: 128,
-    hangMs: 10_000,
-    httpHangMs: 30_000,
+    hangMs: 5_000,
+    httpHangMs: 20_000,
     out: path.resolve(import.meta.dirname, "../out"),
     replay: null,
     throughWorker: false,
@@ -101,7 +101,16 @@ function judgeDecode(report: Report, o: Options, c: FuzzCase, r: LaneResult): st
   return out.kind === "typed" ? out.code : out.kind;
 }
 
+/** The Worker lane's previous case: a 5xx can be the after-effect of it (a body left unread, a restart). */
+let previousHttp: { index: number; mutations: string[]; status: string } | null = null;
+
 async function judgeHttp(report: Report, o: Options, svc: Service, c: FuzzCase): Promise<string> {
+  const status = await judgeHttpCase(report, o, svc, c);
+  previousHttp = { index: c.index, mutations: c.mutations, status };
+  return status;
+}
+
+async function judgeHttpCase(report: Report, o: Options, svc: Service, c: FuzzCase): Promise<string> {
   const http = c.http!;
   const res = await svc.send(http, `${o.seed}-${c.index}-${Date.now()}`, o.httpHangMs);
   report.record(c, "worker", res.ms, { status: res.status });
@@ -117,7 +126,8 @@ async function judgeHttp(report: Report, o: Options, svc: Service, c: FuzzCase):
     return "connection_failed";
   }
   const kind = httpFinding(http, res.status, res.contentType);
-  if (kind) report.find(c, "worker", kind, `${res.status} ${res.detail}`, res.ms);
+  const after = previousHttp ? ` [previous case #${previousHttp.index} ${previousHttp.mutations.join(" ")} -> ${previousHttp.status}]` : "";
+  if (kind) report.find(c, "worker", kind, `${res.status} ${res.detail}${kind === "5xx" ? after : ""}`, res.ms);
   else if (res.ms > o.httpTimeBudgetMs) report.find(c, "worker", "over_time_budget", `${Math.round(res.ms)} ms > ${o.httpTimeBudgetMs} ms (status ${res.status})`, res.ms);
   return String(res.status);
 }
@@ -163,7 +173,14 @@ async function run(o: Options): Promise<number> {
       progress();
     }
   })();
-  await Promise.all([decodeLane, httpLane]);
+  try {
+    await Promise.all([decodeLane, httpLane]);
+  } catch (err) {
+    // A bug in the harness itself: stop the thread and workerd before failing.
+    await lane.close();
+    await svc?.stop();
+    throw err;
+  }
   const workerdEnd = workerdSampler?.sample() ?? 0;
   const summary = report.summary({
     command: `npm run fuzz -- ${process.argv.slice(2).join(" ")}`.trim(),

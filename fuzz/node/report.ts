@@ -109,10 +109,14 @@ export class Report {
   groups(): { kind: string; format: string; family: string; count: number; example: Finding }[] {
     const m = new Map<string, { kind: string; format: string; family: string; count: number; example: Finding }>();
     for (const f of this.findings) {
-      const key = `${f.kind}|${f.format}|${f.seed.replace(/^multipart\/\w+:/, "")}|${f.family}`;
+      // Framing findings are filed under the multipart edit; the rest under the document's seed and edit.
+      const framing = f.lane === "worker" && ["refused_well_formed", "5xx", "undocumented_status", "not_problem_json", "connection_failed"].includes(f.kind);
+      const mp = f.mutations.find((x) => x.startsWith("multipart:"))?.replace(/\(.*$/, "") ?? "";
+      const family = framing ? mp : `${f.seed} ${f.family}`;
+      const key = `${f.kind}|${f.format}|${family}`;
       const g = m.get(key);
       if (g) g.count++;
-      else m.set(key, { kind: f.kind, format: f.format, family: `${f.seed} ${f.family}`, count: 1, example: f });
+      else m.set(key, { kind: f.kind, format: f.format, family, count: 1, example: f });
     }
     return [...m.values()].sort((a, b) => b.count - a.count);
   }

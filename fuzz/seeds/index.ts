@@ -32,25 +32,38 @@ async function pdfOf(pages: PdfImage[], objectStreams: boolean): Promise<Uint8Ar
   return doc.save({ useObjectStreams: objectStreams });
 }
 
+const HEX = ascii("0123456789abcdef");
+
+/** ASCIIHexDecode's encoding, written straight into bytes (bombs make megabytes of it). */
 function hex(b: Uint8Array): Uint8Array {
-  return ascii(Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("") + ">");
+  const out = new Uint8Array(b.length * 2 + 1);
+  for (let i = 0; i < b.length; i++) {
+    out[2 * i] = HEX[b[i] >> 4];
+    out[2 * i + 1] = HEX[b[i] & 15];
+  }
+  out[out.length - 1] = 0x3e; // ">"
+  return out;
 }
 
+/** ASCII85Decode's encoding ("z" for four zero bytes), straight into bytes. */
 function ascii85(b: Uint8Array): Uint8Array {
-  let s = "";
+  const out = new Uint8Array(Math.ceil(b.length / 4) * 5 + 2);
+  let o = 0;
+  const d = new Uint8Array(5);
   for (let i = 0; i < b.length; i += 4) {
     const n = Math.min(4, b.length - i);
     let v = 0;
     for (let k = 0; k < 4; k++) v = v * 256 + (k < n ? b[i + k] : 0);
     if (v === 0 && n === 4) {
-      s += "z";
+      out[o++] = 0x7a;
       continue;
     }
-    const d: string[] = [];
-    for (let k = 0; k < 5; k++) (d.unshift(String.fromCharCode(33 + (v % 85))), (v = Math.floor(v / 85)));
-    s += d.slice(0, n + 1).join("");
+    for (let k = 4; k >= 0; k--) (d[k] = 33 + (v % 85)), (v = Math.floor(v / 85));
+    for (let k = 0; k <= n; k++) out[o++] = d[k];
   }
-  return ascii(s + "~>");
+  out[o++] = 0x7e;
+  out[o++] = 0x3e; // "~>"
+  return out.slice(0, o);
 }
 
 export const pdfEncoders = { hex, ascii85 };
