@@ -14,6 +14,7 @@ import { caseFormat, makeCase } from "../core/cases";
 import { httpFinding } from "../core/oracle";
 import { FUZZ_FORMATS, type FuzzCase, type FuzzFormat, type HttpRequestCase } from "../core/types";
 import { buildSeeds, describeSeeds } from "../seeds/index";
+import { SUITE_CASE_BOUND_MS, SUITE_SEED, pendingDefect, suiteCases } from "../core/suite";
 import { multipartCase } from "../mutators/multipart";
 import { rng } from "../../test/fixtures/random";
 import { sniffFormat } from "../../src/verify/decode";
@@ -35,6 +36,7 @@ interface Options {
   out: string;
   replay: string | null;
   throughWorker: boolean;
+  suite: boolean;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -51,6 +53,7 @@ function parseArgs(argv: string[]): Options {
     out: path.resolve(import.meta.dirname, "../out"),
     replay: null,
     throughWorker: false,
+    suite: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -71,6 +74,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === "--out") o.out = path.resolve(val());
     else if (a === "--replay") o.replay = path.resolve(val());
     else if (a === "--through-worker") o.throughWorker = true;
+    else if (a === "--suite") o.suite = true;
     else throw new Error(`unknown option ${a} (see fuzz/node/main.ts or docs/fuzzing.md)`);
   }
   for (const f of o.formats) if (!FUZZ_FORMATS.includes(f)) throw new Error(`unknown format ${f}`);
@@ -248,7 +252,47 @@ async function replay(o: Options): Promise<number> {
   return failed ? 1 : 0;
 }
 
+/**
+ * The in-suite subset, pending cases included, under the watchdog: which cases fail, and whether each
+ * failing case is one a pending defect covers (the lead's check before enabling a defect's cases).
+ */
+async function suite(o: Options): Promise<number> {
+  const corpus = await buildSeeds();
+  const lane = new DecodeLane(laneOptions(o));
+  const svc = o.worker && o.formats.includes("multipart") ? new Service() : null;
+  if (svc) await svc.start();
+  const report = new Report(path.join(o.out, "suite"), SUITE_SEED);
+  let unexpected = 0;
+  const byDefect: Record<string, { cases: number; failing: number }> = {};
+  for (const f of o.formats) {
+    if (f === "multipart" && !svc) continue;
+    const { cases } = suiteCases(corpus, f, true);
+    for (const c of cases) {
+      const before = report.findings.length;
+      if (f === "multipart") await judgeHttp(report, { ...o, httpTimeBudgetMs: SUITE_CASE_BOUND_MS.worker }, svc!, c);
+      else judgeDecode(report, { ...o, timeBudgetMs: SUITE_CASE_BOUND_MS.decode }, c, await lane.run(c.bytes));
+      const failed = report.findings.length > before;
+      const defect = pendingDefect(c);
+      if (defect) {
+        const d = (byDefect[defect.id] ??= { cases: 0, failing: 0 });
+        d.cases++;
+        if (failed) d.failing++;
+      } else if (failed) {
+        unexpected++;
+        const fnd = report.findings[report.findings.length - 1];
+        console.log(`FAILS IN THE SUBSET: ${fnd.kind} #${c.index} ${c.seed} ${c.mutations.join(" ")}: ${fnd.detail.slice(0, 200)}`);
+      }
+    }
+    console.log(`${f}: ${cases.length} cases run`);
+  }
+  await lane.close();
+  await svc?.stop();
+  for (const [id, d] of Object.entries(byDefect)) console.log(`pending ${id}: ${d.failing} of ${d.cases} of its cases still fail${d.failing === 0 ? " (ready to enable)" : ""}`);
+  console.log(`enabled cases failing: ${unexpected}`);
+  return unexpected ? 1 : 0;
+}
+
 const opts = parseArgs(process.argv.slice(2));
-const code = await (opts.replay ? replay(opts) : run(opts));
+const code = await (opts.replay ? replay(opts) : opts.suite ? suite(opts) : run(opts));
 process.exit(code);
 
