@@ -1,7 +1,7 @@
 /**
  * `npm run fuzz -- [--cases N] [--seed S] [--formats png,jpeg,tiff,pdf,multipart] [--no-worker]
  *                  [--time-budget MS] [--http-time-budget MS] [--memory-budget MB] [--hang MS] [--out DIR]
- *                  [--replay FILE [--through-worker]]`
+ *                  [--replay FILE [--replay FILE2 ...] [--through-worker]] [--suite]`
  *
  * Two lanes run side by side: documents go through the decoders in a watched worker thread; multipart
  * bodies go through the real Worker (workerd via wrangler). Findings are written under --out (fuzz/out,
@@ -34,7 +34,8 @@ interface Options {
   hangMs: number;
   httpHangMs: number;
   out: string;
-  replay: string | null;
+  /** Files to replay, in order (Worker cases share one Worker, so an after-effect shows). */
+  replay: string[];
   throughWorker: boolean;
   suite: boolean;
 }
@@ -51,7 +52,7 @@ function parseArgs(argv: string[]): Options {
     hangMs: 5_000,
     httpHangMs: 20_000,
     out: path.resolve(import.meta.dirname, "../out"),
-    replay: null,
+    replay: [],
     throughWorker: false,
     suite: false,
   };
@@ -72,7 +73,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === "--hang") o.hangMs = Number(val());
     else if (a === "--http-hang") o.httpHangMs = Number(val());
     else if (a === "--out") o.out = path.resolve(val());
-    else if (a === "--replay") o.replay = path.resolve(val());
+    else if (a === "--replay") o.replay.push(path.resolve(val()));
     else if (a === "--through-worker") o.throughWorker = true;
     else if (a === "--suite") o.suite = true;
     else throw new Error(`unknown option ${a} (see fuzz/node/main.ts or docs/fuzzing.md)`);
@@ -223,32 +224,36 @@ function print(s: Record<string, any>): void {
   for (const g of s.groups) console.log(`  ${g.kind} ${g.format} ${g.family} x${g.count}: ${g.example.detail.slice(0, 160)}\n      ${g.example.mutations.join(" ")} -> ${g.example.file}`);
 }
 
-/** Re-runs one saved case (a finding's file, its .json sidecar, or any document). */
+/** Re-runs saved cases (a finding's file, its .json sidecar, or any document), in order. */
 async function replay(o: Options): Promise<number> {
-  const file = o.replay!.endsWith(".json") ? o.replay!.slice(0, -5) : o.replay!;
-  const meta = existsSync(`${file}.json`) ? (JSON.parse(readFileSync(`${file}.json`, "utf8")) as { http?: Omit<HttpRequestCase, "body">; mutations?: string[]; format?: string }) : null;
-  const bytes = new Uint8Array(readFileSync(file));
-  if (meta?.mutations) console.log(`case: ${meta.format} ${meta.mutations.join(" ")}`);
   let failed = false;
-  if (!meta?.http) {
-    const lane = new DecodeLane(laneOptions(o));
-    const r = await lane.run(bytes);
-    await lane.close();
-    console.log(`decoders (${sniffFormat(bytes) ?? "unknown format"}): ${JSON.stringify(r.outcome)} in ${r.ms.toFixed(1)} ms, ${(r.memBytes / MB).toFixed(1)} MB`);
-    failed = !(r.outcome.kind === "ok" || r.outcome.kind === "typed") || r.ms > o.timeBudgetMs || r.memBytes > o.memoryBudgetMB * MB;
+  let svc: Service | null = null;
+  for (const given of o.replay) {
+    const file = given.endsWith(".json") ? given.slice(0, -5) : given;
+    const meta = existsSync(`${file}.json`) ? (JSON.parse(readFileSync(`${file}.json`, "utf8")) as { http?: Omit<HttpRequestCase, "body">; mutations?: string[]; format?: string }) : null;
+    const bytes = new Uint8Array(readFileSync(file));
+    console.log(`${path.relative(process.cwd(), file)}${meta?.mutations ? `: ${meta.format} ${meta.mutations.join(" ")}` : ""}`);
+    if (!meta?.http) {
+      const lane = new DecodeLane(laneOptions(o));
+      const r = await lane.run(bytes);
+      await lane.close();
+      console.log(`  decoders (${sniffFormat(bytes) ?? "unknown format"}): ${JSON.stringify(r.outcome)} in ${r.ms.toFixed(1)} ms, ${(r.memBytes / MB).toFixed(1)} MB`);
+      failed ||= !(r.outcome.kind === "ok" || r.outcome.kind === "typed") || r.ms > o.timeBudgetMs || r.memBytes > o.memoryBudgetMB * MB;
+    }
+    if (meta?.http || o.throughWorker) {
+      const http: HttpRequestCase = meta?.http ? { ...meta.http, body: bytes } : { ...multipartCase("checks", bytes, rng(o.seed), true), expect: "well-formed" };
+      if (!svc) {
+        svc = new Service(1);
+        await svc.start();
+      }
+      const res = await svc.send(http, `replay-${Date.now()}`, o.httpHangMs);
+      const alive = await svc.healthy();
+      const kind = typeof res.status === "number" && res.status > 0 ? httpFinding(http, res.status, res.contentType) : "hang";
+      console.log(`  Worker (${http.route}): ${res.status} in ${res.ms.toFixed(0)} ms${kind ? ` -> finding ${kind}` : ""}; /health afterwards: ${alive ? "ok" : "silent"}\n  ${res.detail.slice(0, 300)}`);
+      failed ||= kind !== null || !alive || res.ms > o.httpTimeBudgetMs;
+    }
   }
-  if (meta?.http || o.throughWorker) {
-    const http: HttpRequestCase = meta?.http ? { ...meta.http, body: bytes } : multipartCase("checks", bytes, rng(o.seed), true);
-    if (!meta?.http) Object.assign(http, { expect: "well-formed" });
-    const svc = new Service(1);
-    await svc.start();
-    const res = await svc.send(http, `replay-${Date.now()}`, o.httpHangMs);
-    const alive = await svc.healthy();
-    await svc.stop();
-    const kind = typeof res.status === "number" && res.status > 0 ? httpFinding(http, res.status, res.contentType) : "hang";
-    console.log(`Worker (${http.route}): ${res.status} in ${res.ms.toFixed(0)} ms${kind ? ` -> finding ${kind}` : ""}; /health afterwards: ${alive ? "ok" : "silent"}\n  ${res.detail}`);
-    failed ||= kind !== null || !alive || res.ms > o.httpTimeBudgetMs;
-  }
+  await svc?.stop();
   return failed ? 1 : 0;
 }
 
@@ -293,6 +298,6 @@ async function suite(o: Options): Promise<number> {
 }
 
 const opts = parseArgs(process.argv.slice(2));
-const code = await (opts.replay ? replay(opts) : opts.suite ? suite(opts) : run(opts));
+const code = await (opts.replay.length ? replay(opts) : opts.suite ? suite(opts) : run(opts));
 process.exit(code);
 
