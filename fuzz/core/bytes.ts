@@ -29,8 +29,8 @@ export function rd32(b: Uint8Array, o: number, le: boolean): number {
 }
 export function wr16(b: Uint8Array, o: number, v: number, le: boolean): void {
   if (o < 0 || o + 2 > b.length) return;
-  if (le) (b[o] = v & 255), (b[o + 1] = (v >>> 8) & 255);
-  else (b[o] = (v >>> 8) & 255), (b[o + 1] = v & 255);
+  b[o + (le ? 0 : 1)] = v & 255;
+  b[o + (le ? 1 : 0)] = (v >>> 8) & 255;
 }
 export function wr32(b: Uint8Array, o: number, v: number, le: boolean): void {
   if (o < 0 || o + 4 > b.length) return;

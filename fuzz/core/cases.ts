@@ -19,7 +19,10 @@ const WEIGHTS: Record<FuzzFormat, number> = { png: 20, jpeg: 22, tiff: 24, pdf: 
 function pickWeighted(formats: readonly FuzzFormat[], r: Rng): FuzzFormat {
   const total = formats.reduce((n, f) => n + WEIGHTS[f], 0);
   let x = r.next() * total;
-  for (const f of formats) if ((x -= WEIGHTS[f]) < 0) return f;
+  for (const f of formats) {
+    x -= WEIGHTS[f];
+    if (x < 0) return f;
+  }
   return formats[formats.length - 1];
 }
 

@@ -29,7 +29,10 @@ export function inflateOrNull(data: Uint8Array, maxOut = 16 << 20): Uint8Array |
   if (inf.err || !inf.ended) return null;
   const out = new Uint8Array(total);
   let at = 0;
-  for (const p of parts) (out.set(p, at), (at += p.length));
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
   return out;
 }
 
@@ -67,7 +70,10 @@ function zeroMiBBlock(): { first: Uint8Array; block: Uint8Array; tail: Uint8Arra
 function concatParts(parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
-  for (const p of parts) (out.set(p, at), (at += p.length));
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
   return out;
 }
 

@@ -79,6 +79,12 @@ function withSegments(name: string, f: (segs: Segment[], r: Rng) => string | nul
   };
 }
 
+/** Sets one byte and returns it, for the edit's label. */
+function put(d: Uint8Array, i: number, v: number): number {
+  d[i] = v;
+  return v;
+}
+
 function edit(segs: Segment[], pick: (s: Segment) => boolean, r: Rng, f: (d: Uint8Array) => string | null): string | null {
   const cands = segs.filter(pick);
   if (!cands.length) return null;
@@ -101,12 +107,12 @@ export const jpegMutators: Mutator[] = [
   withSegments("sof-components", (segs, r) =>
     edit(segs, (s) => isSof(s.marker) && s.data.length >= 6, r, (d) => {
       const which = r.int(0, 3);
-      if (which === 0) return `count=${(d[5] = r.pick([0, 1, 2, 3, 4, 5, 255]))}`;
-      if (which === 1) return `precision=${(d[0] = r.pick([0, 1, 12, 16, 255]))}`;
+      if (which === 0) return `count=${put(d, 5, r.pick([0, 1, 2, 3, 4, 5, 255]))}`;
+      if (which === 1) return `precision=${put(d, 0, r.pick([0, 1, 12, 16, 255]))}`;
       const c = 6 + 3 * r.int(0, Math.max(0, Math.floor((d.length - 6) / 3) - 1));
       if (c + 2 >= d.length) return null;
-      if (which === 2) return `sampling=${(d[c + 1] = r.pick([0x00, 0x11, 0x22, 0x44, 0x0f, 0xf0, 0xff, 0x41]))}`;
-      return `quant-id=${(d[c + 2] = r.pick([1, 3, 4, 255]))}`;
+      if (which === 2) return `sampling=${put(d, c + 1, r.pick([0x00, 0x11, 0x22, 0x44, 0x0f, 0xf0, 0xff, 0x41]))}`;
+      return `quant-id=${put(d, c + 2, r.pick([1, 3, 4, 255]))}`;
     }),
   ),
   withSegments("sof-type", (segs, r) => {
@@ -119,33 +125,33 @@ export const jpegMutators: Mutator[] = [
   withSegments("dht-damage", (segs, r) =>
     edit(segs, (s) => s.marker === 0xc4 && s.data.length > 17, r, (d) => {
       const which = r.int(0, 2);
-      if (which === 0) return `class-id=${(d[0] = r.pick([0x02, 0x04, 0x14, 0xff, 0x13]))}`;
+      if (which === 0) return `class-id=${put(d, 0, r.pick([0x02, 0x04, 0x14, 0xff, 0x13]))}`;
       if (which === 1) {
         // Counts that claim more codes than the table holds, or more than a code length allows.
         const i = r.int(1, 16);
-        return `count${i}=${(d[i] = r.pick([0, 1, 2, 255, 200]))}`;
+        return `count${i}=${put(d, i, r.pick([0, 1, 2, 255, 200]))}`;
       }
       const i = r.int(17, d.length - 1);
-      return `symbol@${i}=${(d[i] = r.int(0, 255))}`;
+      return `symbol@${i}=${put(d, i, r.int(0, 255))}`;
     }),
   ),
   withSegments("dqt-damage", (segs, r) =>
     edit(segs, (s) => s.marker === 0xdb && s.data.length > 1, r, (d) => {
-      if (r.next() < 0.5) return `pq-tq=${(d[0] = r.pick([0x10, 0x04, 0xff, 0x13]))}`;
+      if (r.next() < 0.5) return `pq-tq=${put(d, 0, r.pick([0x10, 0x04, 0xff, 0x13]))}`;
       const i = r.int(1, d.length - 1);
-      return `value@${i}=${(d[i] = r.pick([0, 255]))}`;
+      return `value@${i}=${put(d, i, r.pick([0, 255]))}`;
     }),
   ),
   withSegments("sos-header", (segs, r) =>
     edit(segs, (s) => s.marker === 0xda && s.data.length >= 4, r, (d) => {
       const n = d.length;
       const which = r.int(0, 4);
-      if (which === 0) return `ns=${(d[0] = r.pick([0, 2, 3, 4, 5, 255]))}`;
-      if (which === 1) return `selector=${(d[1] = r.pick([0, 2, 7, 255]))}`;
-      if (which === 2) return `tables=${(d[2] = r.pick([0x11, 0x44, 0xff, 0x04, 0x40]))}`;
+      if (which === 0) return `ns=${put(d, 0, r.pick([0, 2, 3, 4, 5, 255]))}`;
+      if (which === 1) return `selector=${put(d, 1, r.pick([0, 2, 7, 255]))}`;
+      if (which === 2) return `tables=${put(d, 2, r.pick([0x11, 0x44, 0xff, 0x04, 0x40]))}`;
       // Progressive parameters: start and end of the spectral band, successive approximation.
-      if (which === 3) return `ss-se=${(d[n - 3] = r.pick([0, 1, 63, 64, 255]))},${(d[n - 2] = r.pick([0, 5, 63, 64, 255]))}`;
-      return `ah-al=${(d[n - 1] = r.pick([0x00, 0x01, 0x10, 0x0d, 0xd0, 0xff, 0x21]))}`;
+      if (which === 3) return `ss-se=${put(d, n - 3, r.pick([0, 1, 63, 64, 255]))},${put(d, n - 2, r.pick([0, 5, 63, 64, 255]))}`;
+      return `ah-al=${put(d, n - 1, r.pick([0x00, 0x01, 0x10, 0x0d, 0xd0, 0xff, 0x21]))}`;
     }),
   ),
   withSegments("restart", (segs, r) => {

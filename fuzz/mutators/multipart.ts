@@ -99,13 +99,23 @@ const WELL_FORMED: Record<string, Edit> = {
     setRequestPart(b, filePart("request", requestBody(b), "application/json", "blob"));
     return "json-as-blob";
   },
-  "quoted-boundary": (b) => ((b.quoteBoundary = true), "quoted-boundary"),
+  "quoted-boundary": (b) => {
+    b.quoteBoundary = true;
+    return "quoted-boundary";
+  },
   "long-boundary": (b, r) => {
-    b.boundary = b.headerBoundary = "x".repeat(r.int(40, 70));
+    b.boundary = "x".repeat(r.int(40, 70));
+    b.headerBoundary = b.boundary;
     return "long-boundary";
   },
-  "part-order": (b) => (b.parts.reverse(), "part-order"),
-  "preamble-epilogue": (b) => ((b.preamble = "This is a preamble.\r\n"), "preamble"),
+  "part-order": (b) => {
+    b.parts.reverse();
+    return "part-order";
+  },
+  "preamble-epilogue": (b) => {
+    b.preamble = "This is a preamble.\r\n";
+    return "preamble";
+  },
   "no-part-type": (b) => {
     for (const p of b.parts) p.headers = p.headers.filter((h) => !h.startsWith("Content-Type"));
     return "no-part-type";
@@ -114,8 +124,14 @@ const WELL_FORMED: Record<string, Edit> = {
 
 /** Broken or hostile framing: any documented 4xx is fine, a 5xx or a hang is not. */
 const HOSTILE: Record<string, Edit> = {
-  "missing-json": (b) => ((b.parts = b.parts.filter((p) => !p.headers[0]?.includes('"request"'))), "missing-json"),
-  "missing-file": (b) => ((b.parts = b.parts.filter((p) => !p.headers[0]?.includes("filename"))), "missing-file"),
+  "missing-json": (b) => {
+    b.parts = b.parts.filter((p) => !p.headers[0]?.includes('"request"'));
+    return "missing-json";
+  },
+  "missing-file": (b) => {
+    b.parts = b.parts.filter((p) => !p.headers[0]?.includes("filename"));
+    return "missing-file";
+  },
   "duplicate-part": (b, r) => {
     const p = somePart(b, r);
     b.parts.push(p, p);
@@ -171,12 +187,26 @@ const HOSTILE: Record<string, Edit> = {
     ]);
     return "bad-disposition";
   },
-  "bare-lf": (b) => ((b.eol = "\n"), "bare-lf"),
-  "boundary-mismatch": (b) => ((b.headerBoundary = b.boundary + "x"), "boundary-mismatch"),
-  "no-boundary": (b) => ((b.headerBoundary = null), "no-boundary"),
-  "empty-boundary": (b) => ((b.boundary = b.headerBoundary = ""), "empty-boundary"),
+  "bare-lf": (b) => {
+    b.eol = "\n";
+    return "bare-lf";
+  },
+  "boundary-mismatch": (b) => {
+    b.headerBoundary = `${b.boundary}x`;
+    return "boundary-mismatch";
+  },
+  "no-boundary": (b) => {
+    b.headerBoundary = null;
+    return "no-boundary";
+  },
+  "empty-boundary": (b) => {
+    b.boundary = "";
+    b.headerBoundary = "";
+    return "empty-boundary";
+  },
   "overlong-boundary": (b, r) => {
-    b.boundary = b.headerBoundary = "b".repeat(r.pick([71, 200, 5000]));
+    b.boundary = "b".repeat(r.pick([71, 200, 5000]));
+    b.headerBoundary = b.boundary;
     return "overlong-boundary";
   },
   "boundary-in-data": (b) => {
@@ -184,9 +214,18 @@ const HOSTILE: Record<string, Edit> = {
     if (i >= 0) b.parts[i].body = concat([b.parts[i].body.subarray(0, 16), ascii(`\r\n--${b.boundary}\r\n`), b.parts[i].body.subarray(16)]);
     return "boundary-in-data";
   },
-  unclosed: (b) => ((b.closed = false), "unclosed"),
-  "wrong-media-type": (b, r) => ((b.mediaType = r.pick(["multipart/mixed", "text/plain", "multipart/form-data; charset=utf-8", "application/json"])), "wrong-media-type"),
-  "no-parts": (b) => ((b.parts = []), "no-parts"),
+  unclosed: (b) => {
+    b.closed = false;
+    return "unclosed";
+  },
+  "wrong-media-type": (b, r) => {
+    b.mediaType = r.pick(["multipart/mixed", "text/plain", "multipart/form-data; charset=utf-8", "application/json"]);
+    return "wrong-media-type";
+  },
+  "no-parts": (b) => {
+    b.parts = [];
+    return "no-parts";
+  },
   "many-parts": (b, r) => {
     const n = r.pick([25, 200, 2000]);
     for (let i = 0; i < n; i++) b.parts.push(filePart(`p${i}`, new Uint8Array(4)));

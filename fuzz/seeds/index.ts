@@ -58,7 +58,10 @@ function ascii85(b: Uint8Array): Uint8Array {
       out[o++] = 0x7a;
       continue;
     }
-    for (let k = 4; k >= 0; k--) (d[k] = 33 + (v % 85)), (v = Math.floor(v / 85));
+    for (let k = 4; k >= 0; k--) {
+      d[k] = 33 + (v % 85);
+      v = Math.floor(v / 85);
+    }
     for (let k = 0; k <= n; k++) out[o++] = d[k];
   }
   out[o++] = 0x7e;

@@ -30,7 +30,10 @@ export function writeTiff(pages: TiffPage[], le = true): Uint8Array {
       offsets.push(at);
       parts.push(blk);
       at += blk.length;
-      if (at & 1) (parts.push(new Uint8Array(1)), at++);
+      if (at & 1) {
+        parts.push(new Uint8Array(1)); // word alignment
+        at++;
+      }
     }
     const entries: Entry[] = [...page.tags, [page.tiled ? 324 : 273, 4, offsets], [page.tiled ? 325 : 279, 4, page.blocks.map((b) => b.length)]];
     entries.sort((a, b) => a[0] - b[0]);
@@ -48,7 +51,10 @@ export function writeTiff(pages: TiffPage[], le = true): Uint8Array {
       wr16(ifd, e + 2, type, le);
       wr32(ifd, e + 4, values.length, le);
       const data = new Uint8Array(Math.max(4, size * values.length));
-      values.forEach((v, j) => (size === 2 ? wr16(data, j * 2, v, le) : wr32(data, j * 4, v, le)));
+      values.forEach((v, j) => {
+        if (size === 2) wr16(data, j * 2, v, le);
+        else wr32(data, j * 4, v, le);
+      });
       if (size * values.length <= 4) ifd.set(data.subarray(0, 4), e + 8);
       else {
         wr32(ifd, e + 8, extraAt, le);
@@ -59,7 +65,10 @@ export function writeTiff(pages: TiffPage[], le = true): Uint8Array {
     prevNext = ifdAt + ifdLen - 4;
     parts.push(ifd, ...extra);
     at = extraAt;
-    if (at & 1) (parts.push(new Uint8Array(1)), at++);
+    if (at & 1) {
+      parts.push(new Uint8Array(1));
+      at++;
+    }
   }
   const out = concat(parts);
   for (const [where, value] of patches) wr32(out, where, value, le);
