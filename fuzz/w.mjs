@@ -1,0 +1,11 @@
+import { unstable_startWorker } from "wrangler";
+const t0 = Date.now();
+const w = await unstable_startWorker({ config: "wrangler.toml", bindings: { OPERATOR_TOKEN: { type: "plain_text", value: "op_fuzz" } }, dev: { server: { port: 0, hostname: "127.0.0.1" }, inspector: false, persist: "/tmp/fz/state", logLevel: "warn" } });
+await w.ready;
+const url = await w.url;
+console.log("ready", url.href, Date.now() - t0);
+const r = await fetch(new URL("/health", url));
+console.log(r.status, await r.text());
+const o = await fetch(new URL("/platform/orgs", url), { method: "POST", headers: { Authorization: "Bearer op_fuzz", "Content-Type": "application/json" }, body: JSON.stringify({ name: "f", region: "us", billing: "active" }) });
+console.log(o.status, (await o.text()).slice(0, 300));
+await w.dispose();
