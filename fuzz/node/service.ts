@@ -15,7 +15,8 @@ import { descendantsNamed } from "./memory";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const WRANGLER = path.join(ROOT, "node_modules/.bin/wrangler");
-const OPERATOR = `op_fuzz_${process.pid}`;
+// At least 16 characters, as the configuration requires of the operator secret.
+const OPERATOR = `op_fuzz_operator_${process.pid}`;
 const ALL_PERMISSIONS = ["sig:checks:create", "sig:checks:read", "sig:subjects:read", "sig:references:write", "sig:references:delete", "sig:settings:manage", "org:read", "org:children:access"];
 /** Per organisation, at most one request per this many ms (under the 20/s bucket). */
 const PACE_MS = 60;
