@@ -3,6 +3,7 @@
  * synthetic generator in test/fixtures (and the test encoders beside the decoder tests). Nothing comes
  * from a data set. Small on purpose: a mutated case should cost milliseconds, so a run has many of them.
  */
+import { ascii85, asciiHex } from "../../test/fixtures/filters";
 import { PDFDocument } from "pdf-lib";
 import type { Raster } from "../../src/verify/types";
 import { encodeJpeg, encodePng, makeWriter, renderSignature, toPdf, toTiff } from "../../test/fixtures/generator";
@@ -32,44 +33,8 @@ async function pdfOf(pages: PdfImage[], objectStreams: boolean): Promise<Uint8Ar
   return doc.save({ useObjectStreams: objectStreams });
 }
 
-const HEX = ascii("0123456789abcdef");
 
-/** ASCIIHexDecode's encoding, written straight into bytes (bombs make megabytes of it). */
-function hex(b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(b.length * 2 + 1);
-  for (let i = 0; i < b.length; i++) {
-    out[2 * i] = HEX[b[i] >> 4];
-    out[2 * i + 1] = HEX[b[i] & 15];
-  }
-  out[out.length - 1] = 0x3e; // ">"
-  return out;
-}
-
-/** ASCII85Decode's encoding ("z" for four zero bytes), straight into bytes. */
-function ascii85(b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(Math.ceil(b.length / 4) * 5 + 2);
-  let o = 0;
-  const d = new Uint8Array(5);
-  for (let i = 0; i < b.length; i += 4) {
-    const n = Math.min(4, b.length - i);
-    let v = 0;
-    for (let k = 0; k < 4; k++) v = v * 256 + (k < n ? b[i + k] : 0);
-    if (v === 0 && n === 4) {
-      out[o++] = 0x7a;
-      continue;
-    }
-    for (let k = 4; k >= 0; k--) {
-      d[k] = 33 + (v % 85);
-      v = Math.floor(v / 85);
-    }
-    for (let k = 0; k <= n; k++) out[o++] = d[k];
-  }
-  out[o++] = 0x7e;
-  out[o++] = 0x3e; // "~>"
-  return out.slice(0, o);
-}
-
-export const pdfEncoders = { hex, ascii85 };
+export const pdfEncoders = { hex: asciiHex, ascii85 };
 
 function crop(r: Raster, w: number, h: number): Raster {
   const data = new Uint8Array(w * h);
@@ -128,7 +93,7 @@ async function make(): Promise<Seed[]> {
   add("pdf", "pdf/flate-dct-chain", await pdfOf([{ width: small.width, height: small.height, data: deflate(jpeg), dict: { ...grey, Filter: ["FlateDecode", "DCTDecode"] } }], true));
   const g4 = encodeG4((x, y) => sig.data[y * sig.width + x] < 128, sig.width, sig.height);
   add("pdf", "pdf/ccitt-g4", await pdfOf([{ width: sig.width, height: sig.height, data: g4, dict: { BitsPerComponent: 1, ColorSpace: "DeviceGray", Filter: "CCITTFaxDecode", DecodeParms: { K: -1, Columns: sig.width, Rows: sig.height } } }], false));
-  add("pdf", "pdf/hex-a85-chain", await pdfOf([{ width: 8, height: 4, data: hex(ascii85(deflate(small.data.subarray(0, 32)))), dict: { ...grey, Filter: ["ASCIIHexDecode", "ASCII85Decode", "FlateDecode"] } }], true));
+  add("pdf", "pdf/hex-a85-chain", await pdfOf([{ width: 8, height: 4, data: asciiHex(ascii85(deflate(small.data.subarray(0, 32)))), dict: { ...grey, Filter: ["ASCIIHexDecode", "ASCII85Decode", "FlateDecode"] } }], true));
   return seeds;
 }
 

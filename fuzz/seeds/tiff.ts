@@ -6,6 +6,7 @@ import { deflate } from "../core/zlib";
 import type { Raster } from "../../src/verify/types";
 import { concat, wr16, wr32 } from "../core/bytes";
 import { encodeG4 } from "../../test/unit/g4-encode";
+import { lzwEncode, packBits } from "../../test/fixtures/filters";
 
 type Entry = [tag: number, type: 3 | 4, values: number[]];
 
@@ -75,66 +76,6 @@ export function writeTiff(pages: TiffPage[], le = true): Uint8Array {
   return out;
 }
 
-/** TIFF LZW (MSB-first codes, 9 to 12 bits, early change). */
-export function lzwEncode(data: Uint8Array): Uint8Array {
-  const out: number[] = [];
-  let acc = 0, nacc = 0, width = 9;
-  const put = (code: number) => {
-    acc = (acc << width) | code;
-    nacc += width;
-    while (nacc >= 8) {
-      out.push((acc >>> (nacc - 8)) & 255);
-      nacc -= 8;
-    }
-    acc &= (1 << nacc) - 1;
-  };
-  let dict = new Map<string, number>();
-  let next = 258;
-  put(256);
-  let w = "";
-  for (const byte of data) {
-    const wc = w + String.fromCharCode(byte);
-    if (w === "" || dict.has(wc)) {
-      w = wc;
-      continue;
-    }
-    put(w.length === 1 ? w.charCodeAt(0) : dict.get(w)!);
-    dict.set(wc, next++);
-    if (next === 1 << width && width < 12) width++;
-    if (next >= 4093) {
-      put(256);
-      dict = new Map();
-      next = 258;
-      width = 9;
-    }
-    w = String.fromCharCode(byte);
-  }
-  if (w) put(w.length === 1 ? w.charCodeAt(0) : dict.get(w)!);
-  put(257);
-  if (nacc > 0) out.push((acc << (8 - nacc)) & 255);
-  return new Uint8Array(out);
-}
-
-export function packBitsEncode(data: Uint8Array): Uint8Array {
-  const out: number[] = [];
-  let i = 0;
-  while (i < data.length) {
-    let run = 1;
-    while (i + run < data.length && run < 128 && data[i + run] === data[i]) run++;
-    if (run >= 3) {
-      out.push(257 - run, data[i]);
-      i += run;
-      continue;
-    }
-    let lit = 0;
-    while (i + lit < data.length && lit < 128 && !(data[i + lit] === data[i + lit + 1] && data[i + lit] === data[i + lit + 2])) lit++;
-    lit = Math.max(1, lit);
-    out.push(lit - 1, ...data.subarray(i, i + lit));
-    i += lit;
-  }
-  return new Uint8Array(out);
-}
-
 function rows(r: Raster, y0: number, n: number): Uint8Array {
   return r.data.subarray(y0 * r.width, Math.min(r.height, y0 + n) * r.width);
 }
@@ -159,7 +100,7 @@ function greyTags(r: Raster, compression: number, rowsPerStrip: number, bps = 8,
 
 /** A grey page in strips, with the given compression code and encoder. */
 export function stripTiff(r: Raster, compression: 1 | 5 | 8 | 32773, rowsPerStrip = 16, le = true): Uint8Array {
-  const enc = { 1: (d: Uint8Array) => d.slice(), 5: lzwEncode, 8: (d: Uint8Array) => deflate(d), 32773: packBitsEncode }[compression];
+  const enc = { 1: (d: Uint8Array) => d.slice(), 5: lzwEncode, 8: (d: Uint8Array) => deflate(d), 32773: packBits }[compression];
   return writeTiff([{ tags: greyTags(r, compression, rowsPerStrip), blocks: stripsOf(r, rowsPerStrip, enc) }], le);
 }
 

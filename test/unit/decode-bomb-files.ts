@@ -1,109 +1,11 @@
 /**
- * Hostile and ordinary files for the decompression-bomb tests: encoders for LZW (TIFF/PDF flavour), PackBits,
- * ASCIIHex and ASCII85, a TIFF writer that takes any compression and strip table (lies included), and a
+ * Hostile and ordinary files for the decompression-bomb tests (the filter encoders are in
+ * test/fixtures/filters.ts): a TIFF writer that takes any compression and strip table (lies included), and a
  * way to put a raw object into a PDF pdf-lib wrote.
  */
 import { concatBytes } from "../../src/util/bytes";
 
-/** LZW as TIFF and PDF write it: MSB-first, 9 to 12 bits, clear first, early change (1) by default. */
-export function lzwEncode(data: Uint8Array, earlyChange = 1): Uint8Array {
-  const out: number[] = [];
-  let acc = 0;
-  let bits = 0;
-  let width = 9;
-  const write = (code: number) => {
-    acc = (acc << width) | code;
-    bits += width;
-    while (bits >= 8) {
-      bits -= 8;
-      out.push((acc >>> bits) & 255);
-    }
-    acc &= (1 << bits) - 1;
-  };
-  let dict = new Map<number, number>();
-  let next = 258;
-  write(256);
-  let w = -1;
-  for (const c of data) {
-    if (w < 0) {
-      w = c;
-      continue;
-    }
-    const key = w * 256 + c;
-    const hit = dict.get(key);
-    if (hit !== undefined) {
-      w = hit;
-      continue;
-    }
-    write(w);
-    dict.set(key, next++);
-    // The decoder, one entry behind, widens its codes when its table reaches 2^width - earlyChange.
-    if (next - 1 + earlyChange >= 1 << width && width < 12) width++;
-    if (next >= 4093) {
-      write(256);
-      dict = new Map();
-      next = 258;
-      width = 9;
-    }
-    w = c;
-  }
-  if (w >= 0) {
-    write(w);
-    next++;
-    if (next - 1 + earlyChange >= 1 << width && width < 12) width++;
-  }
-  write(257);
-  if (bits > 0) out.push((acc << (8 - bits)) & 255);
-  return new Uint8Array(out);
-}
-
-/** PackBits: runs of three or more as repeats, the rest as literals of up to 128 bytes. */
-export function packBits(data: Uint8Array): Uint8Array {
-  const out: number[] = [];
-  let i = 0;
-  while (i < data.length) {
-    let run = 1;
-    while (i + run < data.length && run < 128 && data[i + run] === data[i]) run++;
-    if (run >= 3) {
-      out.push(257 - run, data[i]);
-      i += run;
-      continue;
-    }
-    const start = i;
-    while (i < data.length && i - start < 128) {
-      if (i + 2 < data.length && data[i] === data[i + 1] && data[i] === data[i + 2]) break;
-      i++;
-    }
-    out.push(i - start - 1, ...data.subarray(start, i));
-  }
-  return new Uint8Array(out);
-}
-
-export function asciiHex(data: Uint8Array): Uint8Array {
-  let s = "";
-  for (const b of data) s += b.toString(16).padStart(2, "0") + (s.length % 64 === 62 ? "\n" : "");
-  return new TextEncoder().encode(`${s}>`);
-}
-
-export function ascii85(data: Uint8Array): Uint8Array {
-  let s = "";
-  for (let i = 0; i < data.length; i += 4) {
-    const n = Math.min(4, data.length - i);
-    let v = 0;
-    for (let k = 0; k < 4; k++) v = v * 256 + (k < n ? data[i + k] : 0);
-    if (v === 0 && n === 4) {
-      s += "z";
-      continue;
-    }
-    const digits: string[] = [];
-    for (let k = 0; k < 5; k++) {
-      digits.unshift(String.fromCharCode(33 + (v % 85)));
-      v = Math.floor(v / 85);
-    }
-    s += digits.slice(0, n + 1).join("");
-  }
-  return new TextEncoder().encode(`${s}~>`);
-}
+export { ascii85, asciiHex, lzwEncode, packBits } from "../fixtures/filters";
 
 export interface TiffSpec {
   width: number;
