@@ -1,4 +1,5 @@
 /** Synchronous zlib for the mutators (pako ships no types; src/verify/decode/pako.d.ts declares only Inflate). */
+import { concatBytes } from "../../src/util/bytes";
 import pako from "pako";
 
 const z = pako as unknown as {
@@ -51,7 +52,7 @@ function zeroMiBBlock(): { first: Uint8Array; block: Uint8Array; tail: Uint8Arra
   let got: Uint8Array[] = [];
   d.onData = (c) => got.push(c.slice());
   const take = () => {
-    const out = concatParts(got);
+    const out = concatBytes(got);
     got = [];
     return out;
   };
@@ -65,16 +66,6 @@ function zeroMiBBlock(): { first: Uint8Array; block: Uint8Array; tail: Uint8Arra
   d.push(new Uint8Array(0), 4); // Z_FINISH: an empty final block
   zeroBlock = { first, block, tail: take() };
   return zeroBlock;
-}
-
-function concatParts(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /**

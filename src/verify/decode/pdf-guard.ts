@@ -1,3 +1,4 @@
+import { concatBytes } from "../../util/bytes";
 import { VerifyError, type DecodeLimits } from "../types";
 import { ByteBudget } from "./budget";
 import { decodeChain, pdfFilter, type FilterStep } from "./filters";
@@ -168,7 +169,7 @@ function decodeStructureStream(data: Uint8Array, dict: Dict, type: string, budge
   }
   const parts: Uint8Array[] = [];
   decodeChain(data, steps, { push: (c) => parts.push(c), end: () => undefined }, { budget, what: "PDF object stream", lenient: true });
-  const content = parts.length === 1 ? parts[0] : joined(parts);
+  const content = parts.length === 1 ? parts[0] : concatBytes(parts);
   // The objects inside may not name another object or cross-reference stream: pdf-lib could reach such a
   // stream through a reference (/Type 12 0 R) that this guard, reading only the raw file, would not see.
   for (let at = content.indexOf(0x2f); at !== -1; at = content.indexOf(0x2f, at + 1)) {
@@ -250,12 +251,3 @@ function checkObjectTable(dict: Dict, content: Uint8Array): void {
   }
 }
 
-function joined(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
