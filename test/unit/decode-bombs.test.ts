@@ -96,6 +96,36 @@ describe("TIFF: strips checked against the file, bounded decoders", () => {
     }
   }, BACKSTOP_MS);
 
+  it("refuses text or opaque bytes where a tag holds numbers (a fuzzed StripOffsets once made a TypeError), and reads BYTE-typed numbers", async () => {
+    const tiff = tiffWith({ width: W, height: H, compression: 1, strips: [card] });
+    const typeAt = (bytes: Uint8Array, tag: number) => {
+      const ifd = new DataView(bytes.buffer, bytes.byteOffset).getUint32(4, true);
+      const count = new DataView(bytes.buffer, bytes.byteOffset).getUint16(ifd, true);
+      for (let i = 0; i < count; i++) {
+        const e = ifd + 2 + i * 12;
+        if (new DataView(bytes.buffer, bytes.byteOffset).getUint16(e, true) === tag) return e + 2;
+      }
+      throw new Error(`no tag ${tag}`);
+    };
+    for (const type of [2, 7]) {
+      const bad = tiff.slice();
+      new DataView(bad.buffer).setUint16(typeAt(bad, 273), type, true);
+      const e = await refused(decodePage(bad, 0));
+      expect(e.code, `type ${type}`).toBe("corrupt_file");
+      expect(e.message).toMatch(/tag 273 holds (text|opaque bytes) where numbers belong/);
+    }
+    // BitsPerSample written as a BYTE (type 1) with its value in the entry: still 8 bits, still decoded.
+    const byteTyped = tiff.slice();
+    const at = typeAt(byteTyped, 258);
+    const view = new DataView(byteTyped.buffer);
+    const bps = view.getUint16(at + 6, true);
+    view.setUint16(at, 1, true);
+    view.setUint32(at + 6, 0, true);
+    view.setUint8(at + 6, bps);
+    const page = await decodePage(byteTyped, 0);
+    expect([page.width, page.height]).toEqual([W, H]);
+  }, BACKSTOP_MS);
+
   it("decodes LZW (with and without the horizontal predictor) and PackBits exactly, as utif2 reads the same files", async () => {
     const diff = new Uint8Array(card.length);
     for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) diff[y * W + x] = (card[y * W + x] - (x > 0 ? card[y * W + x - 1] : 0)) & 255;

@@ -71,6 +71,9 @@ const MAX_TABLE_ENTRIES = 1 << 20;
 const WANTED = [254, 256, 257, 258, 259, 262, 266, 273, 274, 277, 278, 279, 284, 292, 317, 320, 322, 323, 324, 325, 338, 339, 347, 530, 531];
 const TYPE_SIZE: Record<number, number> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4 };
 
+/** Tags whose value is a byte string (JPEGTables), whatever type the file gives them; every other wanted tag holds numbers. */
+const BYTE_TAGS = new Set([347]);
+
 function readTags(r: Reader, off: number, wanted = WANTED): Tags {
   const count = u16(r, off);
   if (off + 2 + count * 12 + 4 > r.b.length) throw new VerifyError("corrupt_file", "the TIFF directory is truncated");
@@ -87,8 +90,14 @@ function readTags(r: Reader, off: number, wanted = WANTED): Tags {
     const at = total <= 4 ? e + 8 : u32(r, e + 8);
     // A count is only believed if its values lie inside the file.
     if (at + total > r.b.length) throw new VerifyError("corrupt_file", `the TIFF tag ${tag} points past the end of the file`);
-    if (type === 1 || type === 7 || type === 6 || type === 2) {
+    if (BYTE_TAGS.has(tag)) {
       tags[`t${tag}`] = r.b.subarray(at, at + num);
+    } else if (type === 2 || type === 7) {
+      // Text or opaque bytes where the decoder needs numbers (offsets, sizes, codes): not a page we can read.
+      throw new VerifyError("corrupt_file", `the TIFF tag ${tag} holds ${type === 2 ? "text" : "opaque bytes"} where numbers belong`);
+    } else if (type === 1 || type === 6) {
+      if (num > MAX_TABLE_ENTRIES) throw new VerifyError("corrupt_file", `the TIFF tag ${tag} holds ${num} values`);
+      tags[`t${tag}`] = Array.from(r.b.subarray(at, at + num));
     } else {
       // A page needs at most one strip per row or one tile per 16x16 block: a longer table is not a page.
       if (num > MAX_TABLE_ENTRIES) throw new VerifyError("corrupt_file", `the TIFF tag ${tag} holds ${num} values`);
