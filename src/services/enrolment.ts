@@ -244,7 +244,7 @@ export async function rebuildModel(deps: Pick<EnrolDeps, "store" | "engine">, or
     }
     return;
   }
-  const build = await deps.engine.buildModel(live.map((r) => ({ refId: r.refId, features: JSON.parse(r.features!) })));
+  const build = await deps.engine.buildModel(live.map((r) => ({ refId: r.refId, features: JSON.parse(r.features!), learned: r.kind === "learned" })));
   const key = modelKey(orgId, subjectReference, subject.refsRevision);
   await deps.store.files.put(key, JSON.stringify({ revision: subject.refsRevision, model: build.model }), {
     httpMetadata: { contentType: "application/json" },
