@@ -16,6 +16,8 @@ import { registerCheckRoutes } from "./routes/checks";
 import { registerUsageRoutes } from "./routes/usage";
 import { registerReferenceRoutes } from "./routes/subjects/references";
 import { registerSubjectRoutes } from "./routes/subjects/subjects";
+import { registerReviewRoutes } from "./routes/checks/review";
+import { registerUnlearnRoute } from "./routes/subjects/unlearn";
 
 export type App = OpenAPIHono<AppEnv>;
 
@@ -51,6 +53,8 @@ export function createApp(): App {
   registerUsageRoutes(app);
   registerSubjectRoutes(app);
   registerReferenceRoutes(app);
+  registerReviewRoutes(app);
+  registerUnlearnRoute(app);
 
   registerOpenApi(app);
   registerApiReference(app);
