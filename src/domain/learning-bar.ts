@@ -48,6 +48,13 @@ export interface RecordFacts {
   subjectChange: string | null;
 }
 
+/**
+ * A learned signature may lie at most this far from the anchors (mean z of its distance to them against
+ * the anchors' own statistics; 0 = a typical genuine signature, 1 = one spread further). Tighter than the
+ * model's outlier bar for references (3), since nobody enrolled this one on purpose.
+ */
+export const LEARNING_OUTLIER_Z = 1.5;
+
 /** The signature the service would learn, judged against the subject's anchors alone. */
 export interface CandidateFacts {
   /** Quality score of the candidate signature itself. */
@@ -55,8 +62,9 @@ export interface CandidateFacts {
   qualityFloor: number;
   /** Mean z of its distance to the anchors against the anchors' own statistics (0 = a typical genuine). */
   distanceToAnchors: number;
-  /** Above this it is an outlier (the model's own outlier bar). */
-  outlierZ: number;
+  /** Its calibrated score against the anchors alone (the check's score may have rested on learned references too). */
+  anchorScore: number;
+  minScore: number;
 }
 
 export function recordRefusal(f: RecordFacts): Refusal | null {
@@ -90,11 +98,15 @@ export function candidateRefusal(c: CandidateFacts): Refusal | null {
   if (c.quality < c.qualityFloor) {
     return { reason: "low_quality", detail: `The signature's own quality ${c.quality} is below the policy's floor ${c.qualityFloor}.` };
   }
-  if (!(c.distanceToAnchors <= c.outlierZ)) {
+  if (!(c.distanceToAnchors <= LEARNING_OUTLIER_Z)) {
     return {
       reason: "outlier",
-      detail: `The signature lies ${round(c.distanceToAnchors)} spreads from the anchors (at most ${c.outlierZ} is learned).`,
+      detail: `The signature lies ${round(c.distanceToAnchors)} spreads beyond a typical genuine one from the anchors (at most ${LEARNING_OUTLIER_Z} is learned).`,
     };
+  }
+  // Anchors stay in charge: learned references never vouch for further learned ones.
+  if (!(c.anchorScore >= c.minScore)) {
+    return { reason: "low_score", detail: `Against the anchors alone the signature scores ${round(c.anchorScore)}, below learning.min_score ${c.minScore}.` };
   }
   return null;
 }

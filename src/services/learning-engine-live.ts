@@ -3,19 +3,17 @@
  * signature lies from the subject's anchors alone, bound to src/verify and the isolate's WASM core.
  */
 import { getCore } from "../verify/core-module";
-import { DEFAULT_PARAMS } from "../verify/calibration";
 import { compareToModel } from "../verify/compare";
 import { buildReferenceModel } from "../verify/model";
 import type { SignatureFeatures } from "../verify/features";
 
 export interface LearningEngine {
-  /** The model's own outlier bar (mean z over feature groups). */
-  readonly outlierZ: number;
   /**
-   * Mean z of the candidate's distance to the anchors, against a model of the anchors alone (0 = as far
-   * as a typical genuine signature). `features` are as enrolReference stores them.
+   * The candidate against a model of the anchors alone: `distance` is the mean z of its distance to them
+   * (0 = as far as a typical genuine signature), `score` the calibrated score. `features` are as
+   * enrolReference stores them.
    */
-  distanceToAnchors(candidate: unknown, anchors: { refId: string; features: unknown }[]): Promise<number>;
+  compareToAnchors(candidate: unknown, anchors: { refId: string; features: unknown }[]): Promise<{ distance: number; score: number }>;
 }
 
 interface StoredFeatures {
@@ -30,11 +28,11 @@ function unpack(f: unknown): { features: SignatureFeatures; variantRow?: number[
 
 export function liveLearningEngine(): LearningEngine {
   return {
-    outlierZ: DEFAULT_PARAMS.outlierZ,
-    async distanceToAnchors(candidate, anchors) {
+    async compareToAnchors(candidate, anchors) {
       const core = getCore();
       const model = buildReferenceModel(core, anchors.map((a) => ({ refId: a.refId, ...unpack(a.features) })));
-      return compareToModel(core, unpack(candidate).features, model).distance;
+      const c = compareToModel(core, unpack(candidate).features, model);
+      return { distance: c.distance, score: c.score };
     },
   };
 }

@@ -50,7 +50,7 @@ export interface LearningDeps {
   store: RegionStore;
   engine: VerificationEngine;
   learner: LearningEngine;
-  /** Learned references kept per subject (the oldest learned goes first). */
+  /** Learned references kept per subject (the oldest learned goes first), unless the check's policy sets learning.max_references. */
   cap?: number;
 }
 
@@ -72,9 +72,10 @@ export interface LearningOutcome {
 export async function announceLearningOutcome(_outcome: LearningOutcome): Promise<void> {}
 
 /** The policy figures learning reads, from the job's frozen policy spec. */
-function learningPolicy(policySpec: string): { enabled: boolean; min_score: number; quality_floor: number } {
-  const spec = JSON.parse(policySpec) as { quality_floor?: number; learning?: { enabled?: boolean; min_score?: number } };
+function learningPolicy(policySpec: string): { enabled: boolean; min_score: number; quality_floor: number; max_references: number | null } {
+  const spec = JSON.parse(policySpec) as { quality_floor?: number; learning?: { enabled?: boolean; min_score?: number; max_references?: number } };
   return {
+    max_references: spec.learning?.max_references ?? null,
     enabled: spec.learning?.enabled ?? true,
     min_score: spec.learning?.min_score ?? DEFAULT_LEARNING_MIN_SCORE,
     quality_floor: spec.quality_floor ?? DEFAULT_QUALITY_FLOOR,
@@ -289,11 +290,17 @@ export async function learnConfirmed(deps: LearningDeps, msg: LearnMessage): Pro
     return refuse({ reason: "low_quality", detail: `The signature's crop cannot be read (${err.code}: ${err.message}).` });
   }
   if (!enrolled.ok) return refuse({ reason: "low_quality", detail: `The signature cannot be learned: ${enrolled.detail}` });
-  const distance = await deps.learner.distanceToAnchors(
+  const vsAnchors = await deps.learner.compareToAnchors(
     enrolled.features,
     anchors.map((a) => ({ refId: a.refId, features: JSON.parse(a.features!) })),
   );
-  const candidate = candidateRefusal({ quality: enrolled.quality.score, qualityFloor: policy.quality_floor, distanceToAnchors: distance, outlierZ: deps.learner.outlierZ });
+  const candidate = candidateRefusal({
+    quality: enrolled.quality.score,
+    qualityFloor: policy.quality_floor,
+    distanceToAnchors: vsAnchors.distance,
+    anchorScore: vsAnchors.score,
+    minScore: policy.min_score,
+  });
   if (candidate) return refuse(candidate);
 
   // Learn it: the new reference, the cap's evictions, the review and the revision bump in one transaction.
@@ -304,7 +311,8 @@ export async function learnConfirmed(deps: LearningDeps, msg: LearnMessage): Pro
   const learned = refs
     .filter((r) => r.kind === "learned" && r.status === "enrolled" && r.refId !== refId)
     .sort((a, b) => (a.enrolledAt ?? "").localeCompare(b.enrolledAt ?? "") || a.refId.localeCompare(b.refId));
-  const evicted = evictions([...learned.map((r) => r.refId), refId], deps.cap ?? DEFAULT_LEARNED_CAP);
+  const cap = policy.max_references ?? deps.cap ?? DEFAULT_LEARNED_CAP;
+  const evicted = evictions([...learned.map((r) => r.refId), refId], cap);
   const row: ReferenceRow = {
     orgId: msg.orgId,
     subjectReference: review.subjectReference,
@@ -338,7 +346,7 @@ export async function learnConfirmed(deps: LearningDeps, msg: LearnMessage): Pro
   await deps.store.db.batch([
     reviews.setLearningStatement(msg.orgId, msg.jobId, msg.index, ["queued"], { learning: "learned", refId, learnedAt: now }),
     ...evictedRows.map((r) =>
-      reviews.setRefStateStatement(msg.orgId, review.subjectReference, r.refId, "evicted", `Removed to keep at most ${deps.cap ?? DEFAULT_LEARNED_CAP} learned references.`),
+      reviews.setRefStateStatement(msg.orgId, review.subjectReference, r.refId, "evicted", `Removed to keep at most ${cap} learned references.`),
     ),
     bumpRevision(deps.store.db, msg.orgId, review.subjectReference, now),
   ]);
