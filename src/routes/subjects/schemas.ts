@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { Identifier } from "../../http/schemas";
 import { REFERENCE_SOURCES } from "../../domain/enrolment";
 import { CheckResultSchema } from "../checks/schemas";
-import { ReviewSchema } from "../checks/review";
+import { ReviewSchema } from "../checks/review-schema";
 
 export const SubjectParams = z.object({
   subject_reference: Identifier.openapi({ param: { name: "subject_reference", in: "path" }, example: "cust-00042" }),
