@@ -18,6 +18,7 @@ import { registerReferenceRoutes } from "./routes/subjects/references";
 import { registerSubjectRoutes } from "./routes/subjects/subjects";
 import { registerReviewRoutes } from "./routes/checks/review";
 import { registerUnlearnRoute } from "./routes/subjects/unlearn";
+import { registerReviewPage } from "./routes/review-page";
 
 export type App = OpenAPIHono<AppEnv>;
 
@@ -55,6 +56,7 @@ export function createApp(): App {
   registerReferenceRoutes(app);
   registerReviewRoutes(app);
   registerUnlearnRoute(app);
+  registerReviewPage(app);
 
   registerOpenApi(app);
   registerApiReference(app);
