@@ -37,7 +37,12 @@ function arg(name: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
-const asRef = (s: Sample, learned = false): ReferenceInput => ({ refId: s.path, features: s.features, raster: learned ? undefined : s.raster, learned });
+const asRef = (s: Sample, learned = false): ReferenceInput => ({
+  refId: s.path,
+  features: s.features,
+  raster: learned ? undefined : s.raster,
+  learned,
+});
 
 /**
  * Replays `samples` as confirmed checks against the subject (`refs`, learned ones appended in place):
@@ -62,7 +67,13 @@ function replay(core: Core, refs: ReferenceInput[], samples: Sample[], params: S
       subjectChange: null,
     });
     const vs = compareToModel(core, s.features, anchorModel, params);
-    const candidate = candidateRefusal({ quality: 1, qualityFloor: DEFAULT_QUALITY_FLOOR, distanceToAnchors: vs.distance, anchorScore: vs.score, minScore: DEFAULT_LEARNING_MIN_SCORE });
+    const candidate = candidateRefusal({
+      quality: 1,
+      qualityFloor: DEFAULT_QUALITY_FLOOR,
+      distanceToAnchors: vs.distance,
+      anchorScore: vs.score,
+      minScore: DEFAULT_LEARNING_MIN_SCORE,
+    });
     if (force || (!record && !candidate)) {
       refs.push(asRef(s, true));
       learned++;
@@ -82,7 +93,9 @@ interface Column {
 async function main(): Promise<void> {
   const folder = process.argv[2];
   if (!folder || folder.startsWith("--")) {
-    console.error("usage: npm run bench:learning -- <dataset folder> [--train-on <other dataset folder>] [--json FILE] [--stride K] [--cache DIR]");
+    console.error(
+      "usage: npm run bench:learning -- <dataset folder> [--train-on <other dataset folder>] [--json FILE] [--stride K] [--cache DIR]",
+    );
     process.exit(2);
   }
   const t0 = Date.now();
@@ -116,7 +129,10 @@ async function main(): Promise<void> {
     };
     const anchors = w.genuine.slice(0, ANCHORS).map((s) => asRef(s));
     score(cols[0], anchors);
-    score(cols[1], w.genuine.slice(0, FULL).map((s) => asRef(s)));
+    score(
+      cols[1],
+      w.genuine.slice(0, FULL).map((s) => asRef(s)),
+    );
 
     const learnedRefs = [...anchors];
     cols[2].learned += replay(core, learnedRefs, w.genuine.slice(ANCHORS, FULL), params);
@@ -137,20 +153,34 @@ async function main(): Promise<void> {
     return { name: c.name, eer: eer(c.genuine, c.skilled), far: at.far, frr: at.frr, learned: c.learned, poisonLearned: c.poisonLearned };
   });
   console.log(`\n${ds.name}: ${writers.length} writers (with > ${FULL} genuine), scoring parameters: ${label}`);
-  console.log(`questioned per writer: genuine[${FULL}..], forgeries[${Math.max(...POISON)}..]; approve threshold ${DEFAULT_THRESHOLDS.approve}, learning.min_score ${DEFAULT_LEARNING_MIN_SCORE}`);
+  console.log(
+    `questioned per writer: genuine[${FULL}..], forgeries[${Math.max(...POISON)}..]; approve threshold ${DEFAULT_THRESHOLDS.approve}, learning.min_score ${DEFAULT_LEARNING_MIN_SCORE}`,
+  );
   console.log("column         | skilled EER | FAR@approve | FRR@approve | learned genuine | mistaken learned");
   for (const r of rows) {
-    console.log(`${r.name.padEnd(14)} | ${pct(r.eer).padStart(11)} | ${pct(r.far).padStart(11)} | ${pct(r.frr).padStart(11)} | ${String(r.learned).padStart(15)} | ${String(r.poisonLearned).padStart(16)}`);
+    console.log(
+      `${r.name.padEnd(14)} | ${pct(r.eer).padStart(11)} | ${pct(r.far).padStart(11)} | ${pct(r.frr).padStart(11)} | ${String(r.learned).padStart(15)} | ${String(r.poisonLearned).padStart(16)}`,
+    );
   }
   const gap = rows[0].eer - rows[1].eer;
   const closed = gap > 0 ? (rows[0].eer - rows[2].eer) / gap : Number.NaN;
   const frrGap = rows[0].frr - rows[1].frr;
   const frrClosed = frrGap > 0 ? (rows[0].frr - rows[2].frr) / frrGap : Number.NaN;
   console.log(`gap closed by learning: EER ${pct(closed)}, FRR@approve ${pct(frrClosed)} (target: EER >= 50%)`);
-  console.log(`FAR@approve rise: +1 mistaken ${((rows[3].far - rows[2].far) * 100).toFixed(2)} points, +3 mistaken ${((rows[4].far - rows[2].far) * 100).toFixed(2)} points, +1 forced past the bar ${((rows[5].far - rows[2].far) * 100).toFixed(2)} points (target: +1 <= 1 point)`);
+  console.log(
+    `FAR@approve rise: +1 mistaken ${((rows[3].far - rows[2].far) * 100).toFixed(2)} points, +3 mistaken ${((rows[4].far - rows[2].far) * 100).toFixed(2)} points, +1 forced past the bar ${((rows[5].far - rows[2].far) * 100).toFixed(2)} points (target: +1 <= 1 point)`,
+  );
   console.log(`total ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   const json = arg("--json");
-  if (json) writeFileSync(json, JSON.stringify({ dataset: ds.name, params: label, writers: writers.length, rows, gapClosed: closed, frrGapClosed: frrClosed }, null, 1));
+  if (json)
+    writeFileSync(
+      json,
+      JSON.stringify(
+        { dataset: ds.name, params: label, writers: writers.length, rows, gapClosed: closed, frrGapClosed: frrClosed },
+        null,
+        1,
+      ),
+    );
 }
 
 await main();

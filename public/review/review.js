@@ -138,8 +138,10 @@ async function select(i) {
   art.hidden = false;
   art.dataset.checkId = item.check_id;
   $("item-title").textContent = `${item.subject_reference} — ${item.check_id}`;
-  $("item-meta").textContent = `Decision ${item.decision}, score ${item.score?.toFixed(3) ?? "—"}` +
-    (item.process ? `, process ${item.process}` : "") + `, checked ${item.created_at}`;
+  $("item-meta").textContent =
+    `Decision ${item.decision}, score ${item.score?.toFixed(3) ?? "—"}` +
+    (item.process ? `, process ${item.process}` : "") +
+    `, checked ${item.created_at}`;
   $("verdict").textContent = review ? verdictText(review) : "";
   $("subject-link").href = `#/subject/${encodeURIComponent(item.subject_reference)}`;
 
@@ -178,9 +180,17 @@ async function select(i) {
   try {
     const subject = await (await api(`/sig/subjects/${encodeURIComponent(item.subject_reference)}`)).json();
     for (const ref of subject.references.filter((r) => r.status === "enrolled").slice(0, 8)) {
-      const fig = el("figure", {}, el("img", { alt: ref.ref_id }), el("figcaption", { textContent: `${ref.ref_id}${ref.kind === "learned" ? " (learned)" : ""}` }));
+      const fig = el(
+        "figure",
+        {},
+        el("img", { alt: ref.ref_id }),
+        el("figcaption", { textContent: `${ref.ref_id}${ref.kind === "learned" ? " (learned)" : ""}` }),
+      );
       thumbs.append(fig);
-      imageUrl(new URL(ref.image_url).pathname).then((u) => (fig.querySelector("img").src = u), () => {});
+      imageUrl(new URL(ref.image_url).pathname).then(
+        (u) => (fig.querySelector("img").src = u),
+        () => {},
+      );
     }
   } catch (err) {
     thumbs.textContent = `References unavailable: ${err.message}`;
@@ -240,9 +250,10 @@ async function loadSubject(name) {
   tbody.replaceChildren();
   for (const ref of subject.references) {
     const p = ref.provenance;
-    const prov = ref.kind === "learned"
-      ? `from check ${p.learned_from}, confirmed by ${p.confirmed_by} at ${p.confirmed_at}, learned at ${p.learned_at}`
-      : `${p.method}, enrolled at ${p.enrolled_at ?? "—"} (${ref.source}, ${ref.status})`;
+    const prov =
+      ref.kind === "learned"
+        ? `from check ${p.learned_from}, confirmed by ${p.confirmed_by} at ${p.confirmed_at}, learned at ${p.learned_at}`
+        : `${p.method}, enrolled at ${p.enrolled_at ?? "—"} (${ref.source}, ${ref.status})`;
     const img = el("img", { alt: ref.ref_id });
     const action = el("td");
     if (ref.kind === "learned" && p.learned_from) {
@@ -250,15 +261,28 @@ async function loadSubject(name) {
       b.addEventListener("click", () => unlearn(name, { checks: [p.learned_from] }));
       action.append(b);
     }
-    const row = el("tr", {}, el("td", {}, img), el("td", { textContent: ref.ref_id }), el("td", { textContent: ref.kind }), el("td", { textContent: prov }), action);
+    const row = el(
+      "tr",
+      {},
+      el("td", {}, img),
+      el("td", { textContent: ref.ref_id }),
+      el("td", { textContent: ref.kind }),
+      el("td", { textContent: prov }),
+      action,
+    );
     row.dataset.refId = ref.ref_id;
     row.dataset.kind = ref.kind;
     tbody.append(row);
-    if (ref.status === "enrolled") imageUrl(new URL(ref.image_url).pathname).then((u) => (img.src = u), () => {});
+    if (ref.status === "enrolled")
+      imageUrl(new URL(ref.image_url).pathname).then(
+        (u) => (img.src = u),
+        () => {},
+      );
   }
   const list = $("reviews");
   list.replaceChildren();
-  for (const r of subject.learning?.recent ?? []) list.append(el("li", { textContent: `${r.check_id}: ${verdictText(r)}${r.learning.detail ? ` — ${r.learning.detail}` : ""}` }));
+  for (const r of subject.learning?.recent ?? [])
+    list.append(el("li", { textContent: `${r.check_id}: ${verdictText(r)}${r.learning.detail ? ` — ${r.learning.detail}` : ""}` }));
   // Learning runs on a queue: while a confirmation waits for it, look again shortly.
   if ((subject.learning?.recent ?? []).some((r) => r.learning.status === "queued")) {
     refreshTimer = setTimeout(() => loadSubject(name).catch(() => {}), 1000);
@@ -267,7 +291,9 @@ async function loadSubject(name) {
 
 async function unlearn(name, body) {
   try {
-    const out = await (await api(`/sig/subjects/${encodeURIComponent(name)}/references/unlearn`, { method: "POST", json: body, idempotent: true })).json();
+    const out = await (
+      await api(`/sig/subjects/${encodeURIComponent(name)}/references/unlearn`, { method: "POST", json: body, idempotent: true })
+    ).json();
     $("subject-status").textContent = `Unlearned ${out.removed.length} reference(s); ${out.blocked_checks.length} check(s) blocked.`;
     await loadSubject(name);
   } catch (err) {

@@ -84,10 +84,16 @@ export function recordRefusal(f: RecordFacts): Refusal | null {
     }
   }
   if (f.quality === null || f.quality < f.policy.quality_floor) {
-    return { reason: "low_quality", detail: `The input's quality ${f.quality ?? "unknown"} is below the policy's floor ${f.policy.quality_floor}.` };
+    return {
+      reason: "low_quality",
+      detail: `The input's quality ${f.quality ?? "unknown"} is below the policy's floor ${f.policy.quality_floor}.`,
+    };
   }
   if (f.score === null || f.score < f.policy.min_score) {
-    return { reason: "low_score", detail: `The score ${f.score ?? "unknown"} is below the policy's learning.min_score ${f.policy.min_score}.` };
+    return {
+      reason: "low_score",
+      detail: `The score ${f.score ?? "unknown"} is below the policy's learning.min_score ${f.policy.min_score}.`,
+    };
   }
   if (f.subjectChange !== null) return { reason: "subject_changed", detail: f.subjectChange };
   if (f.anchors === 0) return { reason: "no_anchors", detail: "The subject has no live anchor to judge the signature by." };
@@ -106,7 +112,10 @@ export function candidateRefusal(c: CandidateFacts): Refusal | null {
   }
   // Anchors stay in charge: learned references never vouch for further learned ones.
   if (!(c.anchorScore >= c.minScore)) {
-    return { reason: "low_score", detail: `Against the anchors alone the signature scores ${round(c.anchorScore)}, below learning.min_score ${c.minScore}.` };
+    return {
+      reason: "low_score",
+      detail: `Against the anchors alone the signature scores ${round(c.anchorScore)}, below learning.min_score ${c.minScore}.`,
+    };
   }
   return null;
 }
@@ -127,7 +136,10 @@ export async function learnedRefId(jobId: string, index: number): Promise<string
   const plain = `learned-${jobId}.${index}`;
   if (plain.length <= 128) return plain;
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${jobId}/${index}`));
-  return `learned-${[...new Uint8Array(digest)].slice(0, 16).map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+  return `learned-${[...new Uint8Array(digest)]
+    .slice(0, 16)
+    .map((b) => b.toString(16).padStart(2, "0"))
+    .join("")}`;
 }
 
 function round(n: number): number {

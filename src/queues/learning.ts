@@ -34,7 +34,10 @@ export async function consumeLearning(batch: MessageBatch<LearnMessage>, env: En
         message.retry({ delaySeconds: 30 });
         continue;
       }
-      await learnConfirmed({ store: regionStore(env, org.region), engine: liveEngine(), learner: liveLearningEngine(), cap: learnedCap(env) }, msg);
+      await learnConfirmed(
+        { store: regionStore(env, org.region), engine: liveEngine(), learner: liveLearningEngine(), cap: learnedCap(env) },
+        msg,
+      );
       message.ack();
     } catch (err) {
       logError("learning failed; retrying", err, { queue: batch.queue, message_id: message.id, attempts: message.attempts, body: msg });

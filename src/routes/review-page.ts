@@ -14,7 +14,10 @@ export function registerReviewPage(app: App): void {
     if (res.status === 404) throw notFound("page");
     const headers = new Headers(res.headers);
     // The page handles a credential: no framing, no referrer, scripts only from this origin.
-    headers.set("Content-Security-Policy", "default-src 'self'; img-src 'self' blob:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
+    headers.set(
+      "Content-Security-Policy",
+      "default-src 'self'; img-src 'self' blob:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    );
     headers.set("X-Content-Type-Options", "nosniff");
     headers.set("Referrer-Policy", "no-referrer");
     headers.set("Cache-Control", "no-cache");

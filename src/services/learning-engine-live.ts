@@ -30,7 +30,10 @@ export function liveLearningEngine(): LearningEngine {
   return {
     async compareToAnchors(candidate, anchors) {
       const core = getCore();
-      const model = buildReferenceModel(core, anchors.map((a) => ({ refId: a.refId, ...unpack(a.features) })));
+      const model = buildReferenceModel(
+        core,
+        anchors.map((a) => ({ refId: a.refId, ...unpack(a.features) })),
+      );
       const c = compareToModel(core, unpack(candidate).features, model);
       return { distance: c.distance, score: c.score };
     },

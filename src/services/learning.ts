@@ -7,14 +7,7 @@
  *                 then stores the learned reference and rebuilds the model under the revision guard
  *   unlearn       removes learned references by check time or source check and blocks those checks
  */
-import {
-  DEFAULT_LEARNED_CAP,
-  candidateRefusal,
-  evictions,
-  learnedRefId,
-  recordRefusal,
-  type Refusal,
-} from "../domain/learning-bar";
+import { DEFAULT_LEARNED_CAP, candidateRefusal, evictions, learnedRefId, recordRefusal, type Refusal } from "../domain/learning-bar";
 import { checkId } from "../domain/job";
 import { DEFAULT_LEARNING_MIN_SCORE, DEFAULT_QUALITY_FLOOR } from "../domain/policy-defaults";
 import type { Org, RegionStore } from "../http/context";
@@ -73,7 +66,10 @@ export async function announceLearningOutcome(_outcome: LearningOutcome): Promis
 
 /** The policy figures learning reads, from the job's frozen policy spec. */
 function learningPolicy(policySpec: string): { enabled: boolean; min_score: number; quality_floor: number; max_references: number | null } {
-  const spec = JSON.parse(policySpec) as { quality_floor?: number; learning?: { enabled?: boolean; min_score?: number; max_references?: number } };
+  const spec = JSON.parse(policySpec) as {
+    quality_floor?: number;
+    learning?: { enabled?: boolean; min_score?: number; max_references?: number };
+  };
   return {
     max_references: spec.learning?.max_references ?? null,
     enabled: spec.learning?.enabled ?? true,
@@ -120,7 +116,8 @@ export async function confirmItem(
   if (item.expired) throw conflict("The item's input has expired from the job's inbox; it can no longer be confirmed.");
   const subject = await subjectsRepo(deps.store.db).get(org.id, item.subjectReference);
   // A subject deleted, or deleted and enrolled again, is not the person the check was about.
-  if (!subject || subject.createdAt > item.result.created_at) throw conflict(`The subject ${item.subjectReference} was deleted since the check.`);
+  if (!subject || subject.createdAt > item.result.created_at)
+    throw conflict(`The subject ${item.subjectReference} was deleted since the check.`);
 
   const policy = learningPolicy(item.policySpec);
   const learning = org.learning && policy.enabled;
@@ -164,8 +161,13 @@ export async function confirmItem(
       await deps.queue.send({ kind: "learn", orgId: org.id, region: deps.store.name, jobId, index });
     } catch {
       // Without its message the review would wait forever: take it back so the caller can retry.
-      await deps.store.db.prepare("DELETE FROM check_reviews WHERE org_id = ? AND job_id = ? AND item_index = ? AND learning = 'queued'").bind(org.id, jobId, index).run();
-      throw new ProblemError("unavailable", "The learning queue is unavailable; the confirmation was not kept. Retry it.", { headers: { "Retry-After": "5" } });
+      await deps.store.db
+        .prepare("DELETE FROM check_reviews WHERE org_id = ? AND job_id = ? AND item_index = ? AND learning = 'queued'")
+        .bind(org.id, jobId, index)
+        .run();
+      throw new ProblemError("unavailable", "The learning queue is unavailable; the confirmation was not kept. Retry it.", {
+        headers: { "Retry-After": "5" },
+      });
     }
   }
   return { review, created: true };
@@ -173,7 +175,9 @@ export async function confirmItem(
 
 function keepFirst(first: ReviewRow, wanted: Verdict): { review: ReviewRow; created: boolean } {
   if (first.verdict !== wanted) {
-    throw conflict(`The item was already reviewed as ${first.verdict} by ${first.reviewedBy} at ${first.reviewedAt}; the first verdict is kept.`);
+    throw conflict(
+      `The item was already reviewed as ${first.verdict} by ${first.reviewedBy} at ${first.reviewedAt}; the first verdict is kept.`,
+    );
   }
   return { review: first, created: false };
 }
@@ -228,8 +232,9 @@ function subjectChange(result: StoredResult, subjectCreatedAt: string, refs: Ref
   const bestRef = result.best_match?.ref_id;
   if (!bestRef) return null;
   const ref = refs.find((r) => r.refId === bestRef);
-  if (!ref || ref.status !== "enrolled") return `The reference ${bestRef} the check matched best has been removed since.`;
-  if (ref.enrolledAt && ref.enrolledAt > result.completed_at) return `The reference ${bestRef} the check matched best has been replaced since.`;
+  if (ref?.status !== "enrolled") return `The reference ${bestRef} the check matched best has been removed since.`;
+  if (ref.enrolledAt && ref.enrolledAt > result.completed_at)
+    return `The reference ${bestRef} the check matched best has been replaced since.`;
   return null;
 }
 
@@ -244,8 +249,18 @@ export async function learnConfirmed(deps: LearningDeps, msg: LearnMessage): Pro
   if (review.learning !== "queued") return review.learning;
   const id = checkId(msg.jobId, msg.index);
   const refuse = async (r: Refusal) => {
-    await reviews.setLearningStatement(msg.orgId, msg.jobId, msg.index, ["queued"], { learning: "refused", reason: r.reason, detail: r.detail }).run();
-    await announceLearningOutcome({ orgId: msg.orgId, subjectReference: review.subjectReference, checkId: id, outcome: "refused", refId: null, reason: r.reason, detail: r.detail });
+    await reviews
+      .setLearningStatement(msg.orgId, msg.jobId, msg.index, ["queued"], { learning: "refused", reason: r.reason, detail: r.detail })
+      .run();
+    await announceLearningOutcome({
+      orgId: msg.orgId,
+      subjectReference: review.subjectReference,
+      checkId: id,
+      outcome: "refused",
+      refId: null,
+      reason: r.reason,
+      detail: r.detail,
+    });
     return "refused" as const;
   };
 
@@ -346,15 +361,37 @@ export async function learnConfirmed(deps: LearningDeps, msg: LearnMessage): Pro
   await deps.store.db.batch([
     reviews.setLearningStatement(msg.orgId, msg.jobId, msg.index, ["queued"], { learning: "learned", refId, learnedAt: now }),
     ...evictedRows.map((r) =>
-      reviews.setRefStateStatement(msg.orgId, review.subjectReference, r.refId, "evicted", `Removed to keep at most ${cap} learned references.`),
+      reviews.setRefStateStatement(
+        msg.orgId,
+        review.subjectReference,
+        r.refId,
+        "evicted",
+        `Removed to keep at most ${cap} learned references.`,
+      ),
     ),
     bumpRevision(deps.store.db, msg.orgId, review.subjectReference, now),
   ]);
   if (evictedRows.length > 0) await deps.store.files.delete(evictedRows.map((r) => r.fileKey)).catch(() => {});
   await rebuildModel(deps, msg.orgId, review.subjectReference);
-  await announceLearningOutcome({ orgId: msg.orgId, subjectReference: review.subjectReference, checkId: id, outcome: "learned", refId, reason: null, detail: null });
+  await announceLearningOutcome({
+    orgId: msg.orgId,
+    subjectReference: review.subjectReference,
+    checkId: id,
+    outcome: "learned",
+    refId,
+    reason: null,
+    detail: null,
+  });
   for (const r of evictedRows) {
-    await announceLearningOutcome({ orgId: msg.orgId, subjectReference: review.subjectReference, checkId: r.learnedFrom ?? "", outcome: "evicted", refId: r.refId, reason: "cap", detail: null });
+    await announceLearningOutcome({
+      orgId: msg.orgId,
+      subjectReference: review.subjectReference,
+      checkId: r.learnedFrom ?? "",
+      outcome: "evicted",
+      refId: r.refId,
+      reason: "cap",
+      detail: null,
+    });
   }
   return "learned";
 }
@@ -421,11 +458,16 @@ export async function unlearn(
   const blocked = new Set<string>(selected.map((r) => r.learnedFrom).filter((c): c is string => c !== null));
   if ("checks" in selection) for (const c of selection.checks) blocked.add(c);
   const statements: D1PreparedStatement[] = [
-    ...selected.map((r) => deps.store.db.prepare("DELETE FROM subject_references WHERE org_id = ? AND subject_reference = ? AND ref_id = ?").bind(orgId, subjectReference, r.refId)),
+    ...selected.map((r) =>
+      deps.store.db
+        .prepare("DELETE FROM subject_references WHERE org_id = ? AND subject_reference = ? AND ref_id = ?")
+        .bind(orgId, subjectReference, r.refId),
+    ),
     ...selected.map((r) => reviews.setRefStateStatement(orgId, subjectReference, r.refId, "unlearned", `Unlearned by ${actor} at ${now}.`)),
     ...[...blocked].map((c) => reviews.blockStatement(orgId, subjectReference, c, actor, now)),
   ];
-  if ("since" in selection) statements.push(reviews.blockSinceStatement(orgId, subjectReference, new Date(Date.parse(selection.since)).toISOString(), actor, now));
+  if ("since" in selection)
+    statements.push(reviews.blockSinceStatement(orgId, subjectReference, new Date(Date.parse(selection.since)).toISOString(), actor, now));
   if (selected.length > 0) statements.push(bumpRevision(deps.store.db, orgId, subjectReference, now));
   statements.push(
     auditStatement(deps.store.db, {
@@ -446,7 +488,15 @@ export async function unlearn(
     await rebuildModel(deps, orgId, subjectReference);
   }
   for (const r of selected) {
-    await announceLearningOutcome({ orgId, subjectReference, checkId: r.learnedFrom ?? "", outcome: "unlearned", refId: r.refId, reason: null, detail: null });
+    await announceLearningOutcome({
+      orgId,
+      subjectReference,
+      checkId: r.learnedFrom ?? "",
+      outcome: "unlearned",
+      refId: r.refId,
+      reason: null,
+      detail: null,
+    });
   }
   return {
     removed: selected.map((r) => ({ ref_id: r.refId, learned_from: r.learnedFrom, learned_at: r.enrolledAt })),

@@ -89,7 +89,9 @@ export function reviewsRepo(db: D1Database) {
     /** The subject's newest reviews (learning outcomes, refusals included). */
     async recent(orgId: string, subjectReference: string, limit: number): Promise<ReviewRow[]> {
       const { results } = await db
-        .prepare("SELECT * FROM check_reviews WHERE org_id = ? AND subject_reference = ? ORDER BY reviewed_at DESC, job_id DESC, item_index DESC LIMIT ?")
+        .prepare(
+          "SELECT * FROM check_reviews WHERE org_id = ? AND subject_reference = ? ORDER BY reviewed_at DESC, job_id DESC, item_index DESC LIMIT ?",
+        )
         .bind(orgId, subjectReference, limit)
         .all<RawReview>();
       return results.map(fromRaw);
@@ -101,7 +103,21 @@ export function reviewsRepo(db: D1Database) {
         .prepare(
           "INSERT INTO check_reviews (org_id, job_id, item_index, subject_reference, verdict, reviewed_by, reviewed_at, learning, learning_reason, learning_detail, ref_id, learned_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         )
-        .bind(r.orgId, r.jobId, r.itemIndex, r.subjectReference, r.verdict, r.reviewedBy, r.reviewedAt, r.learning, r.learningReason, r.learningDetail, r.refId, r.learnedAt, r.updatedAt);
+        .bind(
+          r.orgId,
+          r.jobId,
+          r.itemIndex,
+          r.subjectReference,
+          r.verdict,
+          r.reviewedBy,
+          r.reviewedAt,
+          r.learning,
+          r.learningReason,
+          r.learningDetail,
+          r.refId,
+          r.learnedAt,
+          r.updatedAt,
+        );
     },
 
     /** Moves a review's learning state, only from `from` (so a redelivered message changes nothing). */
@@ -121,9 +137,17 @@ export function reviewsRepo(db: D1Database) {
     },
 
     /** Marks the reviews behind removed learned references (by ref_id). */
-    setRefStateStatement(orgId: string, subjectReference: string, refId: string, learning: "evicted" | "unlearned", detail: string): D1PreparedStatement {
+    setRefStateStatement(
+      orgId: string,
+      subjectReference: string,
+      refId: string,
+      learning: "evicted" | "unlearned",
+      detail: string,
+    ): D1PreparedStatement {
       return db
-        .prepare("UPDATE check_reviews SET learning = ?, learning_reason = ?, learning_detail = ?, updated_at = ? WHERE org_id = ? AND subject_reference = ? AND ref_id = ?")
+        .prepare(
+          "UPDATE check_reviews SET learning = ?, learning_reason = ?, learning_detail = ?, updated_at = ? WHERE org_id = ? AND subject_reference = ? AND ref_id = ?",
+        )
         .bind(learning, learning, detail, new Date().toISOString(), orgId, subjectReference, refId);
     },
 
@@ -137,7 +161,9 @@ export function reviewsRepo(db: D1Database) {
 
     blockStatement(orgId: string, subjectReference: string, checkId: string, actor: string, now: string): D1PreparedStatement {
       return db
-        .prepare("INSERT INTO learning_blocks (org_id, subject_reference, check_id, blocked_at, blocked_by) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
+        .prepare(
+          "INSERT INTO learning_blocks (org_id, subject_reference, check_id, blocked_at, blocked_by) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        )
         .bind(orgId, subjectReference, checkId, now, actor);
     },
 
@@ -155,9 +181,7 @@ export function reviewsRepo(db: D1Database) {
 
     /** Forgets a deleted subject's reviews and blocks (a subject of the same name starts afresh). */
     deleteSubjectStatements(orgId: string, subjectReference: string): D1PreparedStatement[] {
-      return [
-        db.prepare("DELETE FROM learning_blocks WHERE org_id = ? AND subject_reference = ?").bind(orgId, subjectReference),
-      ];
+      return [db.prepare("DELETE FROM learning_blocks WHERE org_id = ? AND subject_reference = ?").bind(orgId, subjectReference)];
     },
   };
 }

@@ -50,7 +50,10 @@ function reviewPolicy(minScore: number, extra: Record<string, unknown> = {}) {
 
 /** A synchronous check of one signature image; returns its result. */
 async function check(key: string, jobId: string, subject: string, png: Uint8Array, policy: string): Promise<CheckResultBody> {
-  const res = await postCheck(key, checkForm({ job_id: jobId, policy, items: [{ file: "doc", subject_reference: subject }] }, { doc: png }));
+  const res = await postCheck(
+    key,
+    checkForm({ job_id: jobId, policy, items: [{ file: "doc", subject_reference: subject }] }, { doc: png }),
+  );
   expect(res.status, await res.clone().text()).toBe(200);
   return (await res.json()) as CheckResultBody;
 }
@@ -89,7 +92,9 @@ async function subjectView(key: string, subject: string): Promise<SubjectBody> {
 }
 
 async function storedModel(orgId: string, subject: string): Promise<{ refs: { refId: string; learned?: boolean; outlier: boolean }[] }> {
-  const row = await env.DB_US.prepare("SELECT model_key FROM subjects WHERE org_id = ? AND subject_reference = ?").bind(orgId, subject).first<{ model_key: string }>();
+  const row = await env.DB_US.prepare("SELECT model_key FROM subjects WHERE org_id = ? AND subject_reference = ?")
+    .bind(orgId, subject)
+    .first<{ model_key: string }>();
   const obj = await env.FILES_US.get(row!.model_key);
   return ((await obj!.json()) as { model: { refs: { refId: string; learned?: boolean; outlier: boolean }[] } }).model;
 }
@@ -118,12 +123,19 @@ describe("confirm", () => {
     const res = await confirm(org.apiKey, "c-learn");
     expect(res.status, await res.clone().text()).toBe(200);
     const first = (await res.json()) as Review;
-    expect(first).toMatchObject({ check_id: "c-learn/0", verdict: "genuine", reviewed_by: `key:${org.keyId}`, learning: { status: "queued" } });
+    expect(first).toMatchObject({
+      check_id: "c-learn/0",
+      verdict: "genuine",
+      reviewed_by: `key:${org.keyId}`,
+      learning: { status: "queued" },
+    });
 
     const again = (await (await confirm(org.apiKey, "c-learn")).json()) as Review;
     expect(again.reviewed_at).toBe(first.reviewed_at);
 
-    const audit = await env.DB_US.prepare("SELECT actor, target FROM audit_log WHERE org_id = ? AND action = 'check.confirm'").bind(org.orgId).all<{ actor: string; target: string }>();
+    const audit = await env.DB_US.prepare("SELECT actor, target FROM audit_log WHERE org_id = ? AND action = 'check.confirm'")
+      .bind(org.orgId)
+      .all<{ actor: string; target: string }>();
     expect(audit.results).toContainEqual({ actor: `key:${org.keyId}`, target: "c-learn/0" });
 
     const review = await settled(org.apiKey, "c-learn");
@@ -133,7 +145,11 @@ describe("confirm", () => {
     expect(view.reference_counts).toEqual({ anchors: 3, learned: 1 });
     const learned = view.references.find((r) => r.ref_id === "learned-c-learn.0")!;
     expect(learned).toMatchObject({ kind: "learned", status: "enrolled" });
-    expect(learned.provenance).toMatchObject({ learned_from: "c-learn/0", confirmed_by: `key:${org.keyId}`, confirmed_at: first.reviewed_at });
+    expect(learned.provenance).toMatchObject({
+      learned_from: "c-learn/0",
+      confirmed_by: `key:${org.keyId}`,
+      confirmed_at: first.reviewed_at,
+    });
     expect(learned.provenance.learned_at).toBeTruthy();
 
     const model = await storedModel(org.orgId, "ann");
@@ -158,15 +174,22 @@ describe("confirm", () => {
 
   it("answers 409 for an item without a decision, without a located signature, with an expired input or a deleted subject", async () => {
     // No decision: the subject does not exist.
-    const res = await postCheck(org.apiKey, checkForm({ job_id: "c-nosubject", items: [{ file: "doc", subject_reference: "nobody" }] }, { doc: signaturePng(WRITER, 6) }));
+    const res = await postCheck(
+      org.apiKey,
+      checkForm({ job_id: "c-nosubject", items: [{ file: "doc", subject_reference: "nobody" }] }, { doc: signaturePng(WRITER, 6) }),
+    );
     expect(res.status).toBe(200);
-    expect(((await confirm(org.apiKey, "c-nosubject").then((r) => expectProblem(r, 409, "conflict"))) as { detail: string }).detail).toMatch(/no decision/);
+    expect(
+      ((await confirm(org.apiKey, "c-nosubject").then((r) => expectProblem(r, 409, "conflict"))) as { detail: string }).detail,
+    ).toMatch(/no decision/);
 
     await check(org.apiKey, "c-blank", "ann", encodePng(blankPage(600, 400)), "review");
     expect((await expectProblem(await confirm(org.apiKey, "c-blank"), 409, "conflict")).detail).toMatch(/no located signature/);
 
     await check(org.apiKey, "c-expired", "ann", signaturePng(WRITER, 7), "review");
-    await env.DB_US.prepare("UPDATE check_jobs SET inbox_expires_at = '2000-01-01T00:00:00.000Z' WHERE org_id = ? AND job_id = 'c-expired'").bind(org.orgId).run();
+    await env.DB_US.prepare("UPDATE check_jobs SET inbox_expires_at = '2000-01-01T00:00:00.000Z' WHERE org_id = ? AND job_id = 'c-expired'")
+      .bind(org.orgId)
+      .run();
     expect((await expectProblem(await confirm(org.apiKey, "c-expired"), 409, "conflict")).detail).toMatch(/expired/);
 
     await enrolWriter(org.apiKey, "gone", WRITER, 3);
@@ -186,7 +209,11 @@ describe("forged verdict", () => {
     expect(((await (await reject(org.apiKey, "c-forged")).json()) as Review).reviewed_at).toBe(verdict.reviewed_at);
     await expectProblem(await confirm(org.apiKey, "c-forged"), 409, "conflict");
     await expectProblem(await reject(org.apiKey, "c-learn"), 409, "conflict");
-    const audit = await env.DB_US.prepare("SELECT actor FROM audit_log WHERE org_id = ? AND action = 'check.reject' AND target = 'c-forged/0'").bind(org.orgId).first();
+    const audit = await env.DB_US.prepare(
+      "SELECT actor FROM audit_log WHERE org_id = ? AND action = 'check.reject' AND target = 'c-forged/0'",
+    )
+      .bind(org.orgId)
+      .first();
     expect(audit).toEqual({ actor: `key:${org.keyId}` });
     expect((await reviewOf(org.apiKey, "c-forged"))!.learning.status).toBe("not_applicable");
   });
@@ -275,21 +302,36 @@ describe("learning off and the cap", () => {
 describe("unlearn", () => {
   it("answers 404 for an unknown subject and 400 for a body that selects nothing or both", async () => {
     await expectProblem(await unlearnReq(org.apiKey, "nobody", { since: "2020-01-01T00:00:00Z" }), 404, "not_found");
-    for (const body of [{}, { since: "2020-01-01T00:00:00Z", checks: ["a/0"] }, { since: "yesterday" }, { checks: [] }, { checks: ["no-index"] }, { extra: 1 }]) {
+    for (const body of [
+      {},
+      { since: "2020-01-01T00:00:00Z", checks: ["a/0"] },
+      { since: "yesterday" },
+      { checks: [] },
+      { checks: ["no-index"] },
+      { extra: 1 },
+    ]) {
       const res = await unlearnReq(org.apiKey, "ann", body);
       expect(res.status, JSON.stringify(body)).toBe(400);
     }
   });
 
   it("keeps DELETE of a learned reference a 409, and DELETE .../references/unlearn names a reference called unlearn", async () => {
-    await expectProblem(await api("/sig/subjects/ann/references/learned-c-learn.0", { method: "DELETE", key: org.apiKey }), 409, "conflict");
+    await expectProblem(
+      await api("/sig/subjects/ann/references/learned-c-learn.0", { method: "DELETE", key: org.apiKey }),
+      409,
+      "conflict",
+    );
     await expectProblem(await api("/sig/subjects/ann/references/unlearn", { method: "DELETE", key: org.apiKey }), 404, "not_found");
   });
 
   it("unlearns by source check, deletes the file, rebuilds the model, and a blocked check is never learned again", async () => {
     const before = await subjectView(org.apiKey, "ann");
     expect(before.references.some((r) => r.ref_id === "learned-c-learn.0")).toBe(true);
-    const fileKey = (await env.DB_US.prepare("SELECT file_key FROM subject_references WHERE org_id = ? AND subject_reference = 'ann' AND ref_id = 'learned-c-learn.0'").bind(org.orgId).first<{ file_key: string }>())!.file_key;
+    const fileKey = (await env.DB_US.prepare(
+      "SELECT file_key FROM subject_references WHERE org_id = ? AND subject_reference = 'ann' AND ref_id = 'learned-c-learn.0'",
+    )
+      .bind(org.orgId)
+      .first<{ file_key: string }>())!.file_key;
 
     const res = await unlearnReq(org.apiKey, "ann", { checks: ["c-learn/0", "c-later/0"] });
     expect(res.status, await res.clone().text()).toBe(200);
@@ -303,7 +345,11 @@ describe("unlearn", () => {
     expect((await storedModel(org.orgId, "ann")).refs.some((r) => r.refId.startsWith("learned-"))).toBe(false);
     expect((await api("/sig/subjects/ann/references/learned-c-learn.0/image", { key: org.apiKey })).status).toBe(404);
     expect((await reviewOf(org.apiKey, "c-learn"))!.learning.status).toBe("unlearned");
-    const audit = await env.DB_US.prepare("SELECT detail FROM audit_log WHERE org_id = ? AND action = 'reference.unlearn' AND target = 'ann'").bind(org.orgId).first<{ detail: string }>();
+    const audit = await env.DB_US.prepare(
+      "SELECT detail FROM audit_log WHERE org_id = ? AND action = 'reference.unlearn' AND target = 'ann'",
+    )
+      .bind(org.orgId)
+      .first<{ detail: string }>();
     expect(JSON.parse(audit!.detail)).toMatchObject({ removed: ["learned-c-learn.0"] });
 
     // A later confirmation of a blocked check (one not yet made when it was blocked) is refused.
@@ -321,7 +367,9 @@ describe("unlearn", () => {
     await check(org.apiKey, "s-old", "eve", signaturePng(WRITER, 5), "review");
     await confirm(org.apiKey, "s-old");
     expect((await settled(org.apiKey, "s-old")).learning.status).toBe("learned");
-    const since = (await env.DB_US.prepare("SELECT created_at FROM check_items WHERE org_id = ? AND job_id = 's-old'").bind(org.orgId).first<{ created_at: string }>())!.created_at;
+    const since = (await env.DB_US.prepare("SELECT created_at FROM check_items WHERE org_id = ? AND job_id = 's-old'")
+      .bind(org.orgId)
+      .first<{ created_at: string }>())!.created_at;
     // Checked after `since` (by its recorded time) but not confirmed before the unlearn.
     await check(org.apiKey, "s-recorded", "eve", signaturePng(WRITER, 6), "review");
 

@@ -67,12 +67,16 @@ beforeAll(async () => {
   base = (await worker.url).href;
 
   const org = await (await call("/platform/orgs", { method: "POST", key: OPERATOR, json: { name: "Review desk", region: "us" } })).json();
-  const mint = async (permissions) => (await (await call(`/platform/orgs/${org.org_id}/keys`, { method: "POST", key: OPERATOR, json: { permissions } })).json()).key;
+  const mint = async (permissions) =>
+    (await (await call(`/platform/orgs/${org.org_id}/keys`, { method: "POST", key: OPERATOR, json: { permissions } })).json()).key;
   // The integration's key sets things up; the reviewer signs in with a key of a reviewer's permissions only.
   apiKey = await mint(["sig:checks:create", "sig:checks:read", "sig:subjects:read", "sig:references:write", "sig:settings:manage"]);
   reviewerKey = await mint(["sig:checks:read", "sig:subjects:read", "sig:references:write", "sig:references:delete"]);
   // Every compared item is FLAG under this policy; learning takes scores from 0.3.
-  await call("/sig/policies/review", { method: "PUT", json: { thresholds: { auto_approve: 1, approve: 1, flag: 0 }, learning: { enabled: true, min_score: 0.3 } } });
+  await call("/sig/policies/review", {
+    method: "PUT",
+    json: { thresholds: { auto_approve: 1, approve: 1, flag: 0 }, learning: { enabled: true, min_score: 0.3 } },
+  });
   const refs = new FormData();
   for (const v of [0, 1, 2]) refs.append(`r${v}`, new Blob([png(WRITER, v)], { type: "image/png" }), `r${v}.png`);
   await call("/sig/subjects/ann/references", { method: "PUT", body: refs });

@@ -16,14 +16,19 @@ export const ReviewSchema = z
           "queued: waiting for the learning consumer; learned; refused (see reason); off: learning was off for the organisation or the " +
           "policy when confirmed; not_applicable: a forged verdict; evicted: removed by the per-subject cap; unlearned",
       }),
-      reason: z.string().nullable().openapi({
-        description:
-          "Why it was not learned: learning_off, blocked, input_expired, no_signature, ambiguous_signature, low_quality, low_score, " +
-          "subject_changed, no_anchors, outlier; evicted; unlearned",
-      }),
+      reason: z
+        .string()
+        .nullable()
+        .openapi({
+          description:
+            "Why it was not learned: learning_off, blocked, input_expired, no_signature, ambiguous_signature, low_quality, low_score, " +
+            "subject_changed, no_anchors, outlier; evicted; unlearned",
+        }),
       detail: z.string().nullable(),
       ref_id: z.string().nullable().openapi({ description: "The learned reference (`learned-<job_id>.<index>`), once learned" }),
       learned_at: z.string().nullable(),
     }),
   })
-  .openapi("Confirmed", { description: "A reviewer's verdict on a checked item and what learning made of it (the first verdict is kept)." });
+  .openapi("Confirmed", {
+    description: "A reviewer's verdict on a checked item and what learning made of it (the first verdict is kept).",
+  });

@@ -2,7 +2,6 @@
  * A reviewer's verdict on a checked item: POST .../confirm (genuine, may be learned) and POST .../reject
  * (forged, never learned). The first verdict on an item is kept; docs/learning.md.
  */
-import { z } from "@hono/zod-openapi";
 import type { App } from "../../app";
 import { defineRoute, problems } from "../../http/route";
 import { confirmItem, rejectItem, renderReview, type LearnMessage } from "../../services/learning";

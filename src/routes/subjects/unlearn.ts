@@ -13,13 +13,16 @@ const CHECK_ID = /^[A-Za-z0-9._-]{1,128}\/(0|[1-9]\d{0,5})$/;
 
 export const UnlearnRequest = z
   .strictObject({
-    since: z.iso
-      .datetime({ offset: true, message: "must be an RFC 3339 date-time" })
-      .optional()
-      .openapi({ description: "Unlearn references learned from checks made at or after this time; blocks every check of the subject made since, recorded up to now" }),
+    since: z.iso.datetime({ offset: true, message: "must be an RFC 3339 date-time" }).optional().openapi({
+      description:
+        "Unlearn references learned from checks made at or after this time; blocks every check of the subject made since, recorded up to now",
+    }),
     checks: z
       .array(
-        z.string().regex(CHECK_ID, "must be a check id `job_id/index`").refine((s) => !/^\.\.?\//.test(s), "must be a check id `job_id/index`"),
+        z
+          .string()
+          .regex(CHECK_ID, "must be a check id `job_id/index`")
+          .refine((s) => !/^\.\.?\//.test(s), "must be a check id `job_id/index`"),
       )
       .min(1, "must name at least one check")
       .max(MAX_UNLEARN_CHECKS, `must name at most ${MAX_UNLEARN_CHECKS} checks`)
@@ -27,14 +30,21 @@ export const UnlearnRequest = z
       .openapi({ description: "Unlearn references learned from these checks (`job_id/index`) and block them" }),
   })
   .refine((b) => (b.since === undefined) !== (b.checks === undefined), { message: "give exactly one of since or checks", path: ["since"] })
-  .openapi("UnlearnRequest", { description: "Selects learned references by check time (`since`) or by source check (`checks`): exactly one." });
+  .openapi("UnlearnRequest", {
+    description: "Selects learned references by check time (`since`) or by source check (`checks`): exactly one.",
+  });
 
 export const Unlearned = z
   .object({
     subject_reference: z.string(),
     removed: z.array(z.object({ ref_id: z.string(), learned_from: z.string().nullable(), learned_at: z.string().nullable() })),
-    blocked_checks: z.array(z.string()).openapi({ description: "Source checks of the removed references (and the named checks), blocked from being learned again" }),
-    blocked_since: z.string().nullable().openapi({ description: "With `since`: every check of the subject made since then and recorded before this call is blocked too" }),
+    blocked_checks: z
+      .array(z.string())
+      .openapi({ description: "Source checks of the removed references (and the named checks), blocked from being learned again" }),
+    blocked_since: z
+      .string()
+      .nullable()
+      .openapi({ description: "With `since`: every check of the subject made since then and recorded before this call is blocked too" }),
   })
   .openapi("Unlearned");
 
@@ -63,7 +73,14 @@ export function registerUnlearnRoute(app: App): void {
     const body = c.req.valid("json");
     const tenant = c.get("tenant");
     const selection = body.since !== undefined ? { since: body.since } : { checks: body.checks! };
-    const out = await unlearn({ store: tenant.store, engine: liveEngine() }, tenant.org.id, subjectReference, selection, c.get("caller").actor, c.get("requestId"));
+    const out = await unlearn(
+      { store: tenant.store, engine: liveEngine() },
+      tenant.org.id,
+      subjectReference,
+      selection,
+      c.get("caller").actor,
+      c.get("requestId"),
+    );
     if (!out) throw notFound("subject");
     return c.json({ subject_reference: subjectReference, ...out }, 200);
   });
