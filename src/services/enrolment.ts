@@ -10,6 +10,7 @@ import { ProblemError } from "../http/problem";
 import { isVerifyError } from "../verify/types";
 import { deletePrefix, modelKey, referenceFileKey, subjectPrefix } from "../storage/files";
 import { subjectsRepo } from "../storage/subjects";
+import { reviewsRepo } from "../storage/reviews";
 import type { ReferenceRow } from "../storage/schema/subjects";
 import type { VerificationEngine } from "./engine";
 
@@ -330,6 +331,8 @@ export async function deleteSubject(store: RegionStore, orgId: string, subjectRe
   const prefix = subjectPrefix(orgId, subjectReference);
   await deletePrefix(store.files, prefix);
   await repo.batch([...repo.deleteSubjectStatements(orgId, subjectReference)]);
+  // Its reviews and learning blocks go too: a subject enrolled again under the name starts afresh.
+  await store.db.batch(reviewsRepo(store.db).deleteSubjectStatements(orgId, subjectReference));
   // An enrolment racing with the delete may have written a file after the first sweep.
   await deletePrefix(store.files, prefix);
   return true;

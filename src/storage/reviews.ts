@@ -181,7 +181,10 @@ export function reviewsRepo(db: D1Database) {
 
     /** Forgets a deleted subject's reviews and blocks (a subject of the same name starts afresh). */
     deleteSubjectStatements(orgId: string, subjectReference: string): D1PreparedStatement[] {
-      return [db.prepare("DELETE FROM learning_blocks WHERE org_id = ? AND subject_reference = ?").bind(orgId, subjectReference)];
+      return [
+        db.prepare("DELETE FROM learning_blocks WHERE org_id = ? AND subject_reference = ?").bind(orgId, subjectReference),
+        db.prepare("DELETE FROM check_reviews WHERE org_id = ? AND subject_reference = ?").bind(orgId, subjectReference),
+      ];
     },
   };
 }

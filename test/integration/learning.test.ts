@@ -199,6 +199,23 @@ describe("confirm", () => {
   });
 });
 
+describe("a deleted subject", () => {
+  it("forgets its reviews, and a subject enrolled again under the name cannot be confirmed from the old checks", async () => {
+    await enrolWriter(org.apiKey, "fay", WRITER, 3);
+    await check(org.apiKey, "fay-1", "fay", signaturePng(WRITER, 5), "review");
+    await check(org.apiKey, "fay-2", "fay", signaturePng(WRITER, 6), "review");
+    await confirm(org.apiKey, "fay-1");
+    expect((await settled(org.apiKey, "fay-1")).learning.status).toBe("learned");
+    expect((await api("/sig/subjects/fay", { method: "DELETE", key: org.apiKey })).status).toBe(204);
+    await enrolWriter(org.apiKey, "fay", WRITER, 3);
+    const view = await subjectView(org.apiKey, "fay");
+    expect(view.learning.recent).toEqual([]);
+    expect(view.reference_counts).toEqual({ anchors: 3, learned: 0 });
+    expect(await reviewOf(org.apiKey, "fay-1")).toBeNull();
+    expect((await expectProblem(await confirm(org.apiKey, "fay-2"), 409, "conflict")).detail).toMatch(/deleted/);
+  });
+});
+
 describe("forged verdict", () => {
   it("records a forged verdict once, audits it, never learns it, and conflicts with a later confirmation", async () => {
     await check(org.apiKey, "c-forged", "ann", signaturePng(FORGER, 1), "any-score");
