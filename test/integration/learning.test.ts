@@ -6,7 +6,7 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { api, createOrg, type CreatedOrg } from "../helpers/tenant";
+import { api, createOrg, mintKey, type CreatedOrg } from "../helpers/tenant";
 import { signaturePng } from "../helpers/signatures";
 import { blankPage, encodePng } from "../fixtures/generator";
 import { learnConfirmed } from "../../src/services/learning";
@@ -165,6 +165,17 @@ describe("confirm", () => {
     await expectProblem(await confirm(org.apiKey, "c-learn", 7), 404, "not_found");
     const other = await createOrg();
     await expectProblem(await confirm(other.apiKey, "c-learn"), 404, "not_found");
+  });
+
+  it("needs an Idempotency-Key and the sig:references:write permission, and replays a retried key", async () => {
+    expect((await api("/sig/checks/c-learn/items/0/confirm", { method: "POST", key: org.apiKey })).status).toBe(400);
+    const reader = await mintKey(org.orgId, ["sig:checks:read"]);
+    await expectProblem(await confirm(reader.apiKey, "c-learn"), 403, "permission_denied");
+    const headers = idem();
+    const first = await confirm(org.apiKey, "c-learn", 0, headers);
+    const again = await confirm(org.apiKey, "c-learn", 0, headers);
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(await again.json()).toEqual(await first.json());
   });
 
   it("answers 402 while billing is inactive", async () => {
