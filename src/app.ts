@@ -24,6 +24,9 @@ import { registerSessionRoutes } from "./routes/sessions";
 import { registerLiveRoutes } from "./routes/live";
 import { registerTemplateRoutes } from "./routes/templates";
 import { registerBucketKeyRoutes } from "./routes/bucket-keys";
+import { registerReviewRoutes } from "./routes/checks/review";
+import { registerUnlearnRoute } from "./routes/subjects/unlearn";
+import { registerPages } from "./routes/pages";
 
 export type App = OpenAPIHono<AppEnv>;
 
@@ -66,6 +69,9 @@ export function createApp(): App {
   registerLiveRoutes(app);
   registerTemplateRoutes(app);
   registerBucketKeyRoutes(app);
+  registerReviewRoutes(app);
+  registerUnlearnRoute(app);
+  registerPages(app);
 
   registerOpenApi(app);
   registerApiReference(app);

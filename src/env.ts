@@ -21,6 +21,8 @@ export interface Env {
   WEBHOOK_QUEUE: Queue;
   BUCKET_EVENTS_QUEUE: Queue;
   DEAD_LETTER_QUEUE: Queue;
+  /** Static assets (public/): the reviewer page under /review/. */
+  ASSETS?: Fetcher;
 
   /** Operator credential for /platform routes (a secret). */
   OPERATOR_TOKEN: string;

@@ -36,6 +36,8 @@ const Learning = z.strictObject({
   enabled: z.boolean().default(true),
   /** A confirmed item is learned only when its score reaches this bar. */
   min_score: score.default(DEFAULT_LEARNING_MIN_SCORE),
+  /** Learned references kept per subject when learning from this policy's checks (default 20); the oldest learned goes first. */
+  max_references: z.number().int("must be an integer").min(1, "must be at least 1").max(200, "must be at most 200").optional(),
 });
 
 export const PolicySpecSchema = z.strictObject({

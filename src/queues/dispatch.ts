@@ -2,6 +2,8 @@ import type { Env } from "../env";
 import type { EnrolMessage } from "../services/enrolment";
 import { consumeEnrolments, deadLetteredEnrolment } from "./enrolments";
 import { consumeChecks, deadLetteredCheck } from "./checks";
+import { consumeLearning, deadLetteredLearning } from "./learning";
+import type { LearnMessage } from "../services/learning";
 import { logError, logWarn } from "../util/log";
 import { consumeWebhooks } from "./webhooks";
 import { consumeBucketEvents } from "./bucket-events";
@@ -11,6 +13,7 @@ export const QUEUE_NAMES = {
   enrolments: "countersign-enrolments",
   webhooks: "countersign-webhook-deliveries",
   bucketEvents: "countersign-bucket-events",
+  learning: "countersign-learning",
   deadLetter: "countersign-dead-letter",
 } as const;
 
@@ -37,6 +40,8 @@ export async function dispatchQueue(batch: MessageBatch<unknown>, env: Env, _ctx
       return consumeWebhooks(batch, env);
     case QUEUE_NAMES.bucketEvents:
       return consumeBucketEvents(batch, env);
+    case QUEUE_NAMES.learning:
+      return consumeLearning(batch as MessageBatch<LearnMessage>, env);
     case QUEUE_NAMES.deadLetter:
       // Messages that exhausted their retries: logged for operators, then dropped.
       for (const m of batch.messages) {
@@ -45,6 +50,7 @@ export async function dispatchQueue(batch: MessageBatch<unknown>, env: Env, _ctx
         try {
           if (body?.kind === "enrol") await deadLetteredEnrolment(env, body as EnrolMessage);
           if (body?.kind === "check_item") await deadLetteredCheck(env, body);
+          if (body?.kind === "learn") await deadLetteredLearning(env, body as LearnMessage);
           m.ack();
         } catch (err) {
           logError("dead-letter handling failed", err, { queue: batch.queue, message_id: m.id });

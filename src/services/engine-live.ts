@@ -55,8 +55,8 @@ export function liveEngine(): VerificationEngine {
           // Rows enrolled before variant rows were stored hold the bare features.
           const stored = r.features as StoredReferenceFeatures | SignatureFeatures;
           return "signature" in stored
-            ? { refId: r.refId, features: stored.signature, variantRow: stored.variantRow }
-            : { refId: r.refId, features: stored };
+            ? { refId: r.refId, features: stored.signature, variantRow: stored.variantRow, learned: r.learned }
+            : { refId: r.refId, features: stored, learned: r.learned };
         }),
       );
       return { model, outliers: model.refs.filter((r) => r.outlier).map((r) => r.refId) };

@@ -39,7 +39,7 @@ export interface VerificationEngine {
   /** Locates the signature on the first page that has one, judges quality, extracts features. */
   enrolReference(bytes: Uint8Array): Promise<EnrolmentAccepted | EnrolmentRejected>;
   /** Builds the per-subject reference model from the live references' features. */
-  buildModel(refs: { refId: string; features: unknown }[]): Promise<ReferenceModelBuild>;
+  buildModel(refs: { refId: string; features: unknown; learned?: boolean }[]): Promise<ReferenceModelBuild>;
   /** A grey PNG of the first page, at most `maxSide` px on the long side. */
   thumbnail(bytes: Uint8Array, maxSide: number): Promise<Uint8Array>;
 }

@@ -11,6 +11,7 @@ import { unreadableInput } from "../http/verify-problem";
 import { isVerifyError } from "../verify/types";
 import { deletePrefix, modelKey, referenceFileKey, subjectPrefix } from "../storage/files";
 import { subjectsRepo } from "../storage/subjects";
+import { reviewsRepo } from "../storage/reviews";
 import type { ReferenceRow } from "../storage/schema/subjects";
 import type { VerificationEngine } from "./engine";
 
@@ -232,7 +233,7 @@ export async function rebuildModel(deps: Pick<EnrolDeps, "store" | "engine">, or
     }
     return;
   }
-  const build = await deps.engine.buildModel(live.map((r) => ({ refId: r.refId, features: JSON.parse(r.features!) })));
+  const build = await deps.engine.buildModel(live.map((r) => ({ refId: r.refId, features: JSON.parse(r.features!), learned: r.kind === "learned" })));
   const key = modelKey(orgId, subjectReference, subject.refsRevision);
   await deps.store.files.put(key, JSON.stringify({ revision: subject.refsRevision, model: build.model }), {
     httpMetadata: { contentType: "application/json" },
@@ -318,6 +319,8 @@ export async function deleteSubject(store: RegionStore, orgId: string, subjectRe
   const prefix = subjectPrefix(orgId, subjectReference);
   await deletePrefix(store.files, prefix);
   await repo.batch([...repo.deleteSubjectStatements(orgId, subjectReference)]);
+  // Its reviews and learning blocks go too: a subject enrolled again under the name starts afresh.
+  await store.db.batch(reviewsRepo(store.db).deleteSubjectStatements(orgId, subjectReference));
   // An enrolment racing with the delete may have written a file after the first sweep.
   await deletePrefix(store.files, prefix);
   return true;

@@ -13,7 +13,7 @@
 import type { Core } from "./core";
 import { DEFAULT_PARAMS, scoreOf, type ScoringParams } from "./calibration";
 import { FEATURE_VERSION, featureVector, type SignatureFeatures } from "./features";
-import { aggregate, type ReferenceModel } from "./model";
+import { aggregate, LEARNED_DISTANCE_FLOOR, type ReferenceModel } from "./model";
 
 export interface Region {
   box: { x: number; y: number; w: number; h: number };
@@ -50,7 +50,16 @@ export function comparisonVector(
   model: ReferenceModel,
   params: ScoringParams,
 ): { x: number[]; z: number } {
-  const d = aggregate(dist, refCount, groups, params.k);
+  return comparisonVectorOf(aggregate(dist, refCount, groups, params.k), groups, model, params);
+}
+
+/** comparisonVector from the aggregated per-group distances. */
+export function comparisonVectorOf(
+  d: number[],
+  groups: number,
+  model: ReferenceModel,
+  params: ScoringParams,
+): { x: number[]; z: number } {
   const x: number[] = [];
   let zSum = 0;
   for (let g = 0; g < groups; g++) {
@@ -80,7 +89,16 @@ export function compareToModel(
   const refVectors = active.map((r) => featureVector(r.features));
   const dist = core.groupDistances(q, refVectors);
 
-  const { x, z } = comparisonVector(dist, active.length, G, model, params);
+  // Learned references lower the distance by at most LEARNED_DISTANCE_FLOOR of the anchors' own (model.ts).
+  let d = aggregate(dist, active.length, G, params.k);
+  const anchorRows = active.map((r, i) => (r.learned ? -1 : i)).filter((i) => i >= 0);
+  if (anchorRows.length > 0 && anchorRows.length < active.length) {
+    const anchorDist = new Float32Array(anchorRows.length * G);
+    anchorRows.forEach((r, n) => anchorDist.set(dist.subarray(r * G, (r + 1) * G), n * G));
+    const dAnchors = aggregate(anchorDist, anchorRows.length, G, params.k);
+    d = d.map((v, g) => Math.max(v, LEARNED_DISTANCE_FLOOR * dAnchors[g]));
+  }
+  const { x, z } = comparisonVectorOf(d, G, model, params);
   const score = features.inkFound ? scoreOf(x, active.length, params) : 0;
 
   // Best reference: smallest distance relative to the subject's typical distance, over all groups.

@@ -26,17 +26,30 @@ export interface ReferenceInput {
    * raster would have given.
    */
   variantRow?: number[] | null;
+  /** Learned by the service from a confirmed check rather than enrolled by the caller (see LEARNED_DISTANCE_FLOOR). */
+  learned?: boolean;
 }
 
 export interface ReferenceModel {
   version: number;
   featureVersion: number;
-  refs: { refId: string; features: SignatureFeatures; outlier: boolean; looZ: number | null }[];
+  refs: { refId: string; features: SignatureFeatures; outlier: boolean; looZ: number | null; learned?: boolean }[];
   /** Per feature group: expected distance of a genuine signature to its nearest references, and its spread. */
   stats: { mean: number[]; spread: number[] };
   /** What the statistics rest on. */
   basis: { references: number; variants: number; prior: number };
 }
+
+/**
+ * Anchors stay in charge (docs/learning.md). Learned references are one reviewer's judgement, so they
+ * may bring a questioned signature's distance down by at most this share of its distance to the anchors
+ * alone: d = max(d_all, LEARNED_DISTANCE_FLOOR * d_anchors). A mistaken confirmation of a forgery can then
+ * not make the forger's next signature look closer than 0.6 of what the anchors say (bench:learning measured
+ * 0.85, 0.6 and 0: 0.6 keeps learning closing well over half the 3-to-10-anchor gap; docs/learning.md). Learned references
+ * also never mark an anchor as an outlier: outliers are judged among anchors, and a learned reference far
+ * from the anchors' statistics is itself flagged and left out.
+ */
+export const LEARNED_DISTANCE_FLOOR = 0.6;
 
 export const JITTERS: readonly Jitter[] = [
   { rotation: 0.035, scale: 1.04, shear: 0.06, elastic: 1.2, phase: 0.3 },
@@ -109,7 +122,9 @@ export function buildReferenceModel(
   // statistics and the prior) is flagged and left out.
   const looZ = new Map<number, number>();
   const outlier = new Set<number>();
-  if (idx.length >= 3) {
+  const anchorIdx = idx.filter((i) => !refs[i].learned);
+  const learnedIdx = idx.filter((i) => refs[i].learned);
+  if (learnedIdx.length === 0 && idx.length >= 3) {
     for (const i of idx) {
       const rest = idx.filter((j) => j !== i).map((j) => loo.get(j)!);
       const st = blend(meanSpread(rest, G), rest.length, params);
@@ -121,6 +136,38 @@ export function buildReferenceModel(
     for (const [i, z] of order) {
       if (z <= params.outlierZ || outlier.size + 1 > Math.floor(idx.length / 3)) break;
       outlier.add(i);
+    }
+  } else if (learnedIdx.length > 0) {
+    // With learned references, anchors are judged among anchors only (a learned one never displaces an
+    // anchor), and each learned reference against the anchors' own statistics.
+    const anchorLoo = new Map<number, number[]>();
+    for (const i of anchorIdx) {
+      const others = anchorIdx.filter((j) => j !== i).map((j) => vectors[j]);
+      if (others.length > 0) anchorLoo.set(i, aggregate(core.groupDistances(vectors[i], others), others.length, G, params.k));
+    }
+    if (anchorIdx.length >= 3) {
+      for (const i of anchorIdx) {
+        const rest = anchorIdx.filter((j) => j !== i).map((j) => anchorLoo.get(j)!);
+        looZ.set(i, zMean(anchorLoo.get(i)!, blend(meanSpread(rest, G), rest.length, params)));
+      }
+      const order = anchorIdx.map((i) => [i, looZ.get(i)!] as const).sort((a, b) => b[1] - a[1]);
+      for (const [i, z] of order) {
+        if (z <= params.outlierZ || outlier.size + 1 > Math.floor(anchorIdx.length / 3)) break;
+        outlier.add(i);
+      }
+    }
+    const anchorRows = anchorIdx.filter((i) => !outlier.has(i) && anchorLoo.has(i)).map((i) => anchorLoo.get(i)!);
+    const anchorVectors = anchorIdx.filter((i) => !outlier.has(i)).map((i) => vectors[i]);
+    if (anchorVectors.length > 0) {
+      const st = blend(meanSpread(anchorRows, G), anchorRows.length, params);
+      for (const i of learnedIdx) {
+        const z = zMean(aggregate(core.groupDistances(vectors[i], anchorVectors), anchorVectors.length, G, params.k), st);
+        looZ.set(i, z);
+        if (z > params.outlierZ) outlier.add(i);
+      }
+    } else {
+      // No usable anchor: nothing to judge a learned reference by, so none is trusted.
+      for (const i of learnedIdx) outlier.add(i);
     }
   }
   const active = idx.filter((i) => !outlier.has(i));
@@ -154,6 +201,7 @@ export function buildReferenceModel(
       features: r.features,
       outlier: outlier.has(i) || !usable[i],
       looZ: looZ.has(i) ? looZ.get(i)! : null,
+      ...(r.learned ? { learned: true } : {}),
     })),
     stats,
     basis: { references: active.length, variants: basisVariants, prior: params.prior.strength },

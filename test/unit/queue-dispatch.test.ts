@@ -14,7 +14,8 @@ describe("queue dispatch", () => {
     expect(localQueueName("countersign-staging-check-items")).toBe("countersign-check-items");
     expect(localQueueName("acme-enrolments")).toBe("countersign-enrolments");
     expect(localQueueName("acme-dead-letter")).toBe("countersign-dead-letter");
-    expect(localQueueName("acme-learning")).toBe("acme-learning");
+    expect(localQueueName("acme-learning")).toBe("countersign-learning");
+    expect(localQueueName("acme-unknown")).toBe("acme-unknown");
   });
 
   it("hands a prefixed deployment's check queue to the check consumer, which logs and drops a malformed message", async () => {

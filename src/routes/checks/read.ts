@@ -13,6 +13,8 @@ import { inboxExpired } from "../../services/inbox";
 import { services } from "../../http/services";
 import { ImageQuery, ItemParams, JobParams, JobQuery, JobSchema } from "./schemas";
 import { privatePng } from "../../http/private-image";
+import { reviewsRepo } from "../../storage/reviews";
+import { renderReview } from "../../services/learning";
 
 const getJob = defineRoute(
   { permission: "sig:checks:read" },
@@ -103,6 +105,8 @@ export function registerReadChecks(app: App): void {
     const rows = await repo.results(tenant.org.id, jobId, { after, limit: query.limit + 1, decision });
     const page = rows.slice(0, query.limit);
     const more = rows.length > query.limit;
+    // A reviewer's verdict and what learning made of it (docs/learning.md), on the items that have one.
+    const reviews = await reviewsRepo(tenant.store.db).forItems(tenant.org.id, jobId, page.map((r) => r.itemIndex));
     return c.json(
       {
         job_id: job.jobId,
@@ -118,7 +122,10 @@ export function registerReadChecks(app: App): void {
         completed_at: state?.finishedAt ?? job.completedAt,
         inbox_expires_at: job.inboxExpiresAt,
         status_url: `${origin}/sig/checks/${jobId}`,
-        results: page.map((row) => renderResult(storedResultOf(row)!, origin)),
+        results: page.map((row) => {
+          const review = reviews.get(row.itemIndex);
+          return { ...renderResult(storedResultOf(row)!, origin), review: review ? renderReview(review) : null };
+        }),
         next_cursor: more ? String(page[page.length - 1].itemIndex) : null,
       },
       200,

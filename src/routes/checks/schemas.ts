@@ -3,6 +3,7 @@ import { Identifier } from "../../http/schemas";
 import { CheckRequestSchema } from "../../domain/check-request";
 import { DECISIONS } from "../../domain/policy-defaults";
 import { JOB_STATUSES } from "../../domain/job";
+import { ReviewSchema } from "./review-schema";
 
 export const CheckRequestDoc = CheckRequestSchema.openapi("CheckRequest", {
   description:
@@ -99,7 +100,9 @@ export const JobSchema = z
     completed_at: z.string().nullable(),
     inbox_expires_at: z.string().openapi({ description: "Inputs and crops are deleted after this (inbox_ttl)" }),
     status_url: z.string(),
-    results: z.array(CheckResultSchema).openapi({ description: "Finished items by item_index" }),
+    results: z
+      .array(CheckResultSchema.extend({ review: ReviewSchema.nullable().openapi({ description: "The reviewer's verdict and what learning made of it; null without one" }) }))
+      .openapi({ description: "Finished items by item_index" }),
     next_cursor: z.string().nullable().openapi({ description: "The last item_index returned; null on the last page" }),
   })
   .openapi("Job");

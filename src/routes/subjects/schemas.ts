@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { Identifier } from "../../http/schemas";
 import { REFERENCE_SOURCES } from "../../domain/enrolment";
 import { CheckResultSchema } from "../checks/schemas";
+import { ReviewSchema } from "../checks/review-schema";
 
 export const SubjectParams = z.object({
   subject_reference: Identifier.openapi({ param: { name: "subject_reference", in: "path" }, example: "cust-00042" }),
@@ -59,6 +60,9 @@ export const ReferenceRecord = z
       learned_from: z.string().nullable().openapi({ description: "Check id (job_id/index) a learned reference came from" }),
       uploaded_at: z.string(),
       enrolled_at: z.string().nullable(),
+      confirmed_by: z.string().nullable().optional().openapi({ description: "Learned references: audit actor of the reviewer who confirmed the source check" }),
+      confirmed_at: z.string().nullable().optional().openapi({ description: "Learned references: when the source check was confirmed" }),
+      learned_at: z.string().nullable().optional().openapi({ description: "Learned references: when it was learned" }),
     }),
     file: z.object({ content_type: z.string(), byte_size: z.number().int(), sha256: z.string() }),
     signature: z.object({ page: z.number().int(), box: BoxSchema, quality: z.number().nullable() }).nullable(),
@@ -73,6 +77,11 @@ export const Subject = z
     updated_at: z.string(),
     reference_counts: ReferenceCounts,
     references: z.array(ReferenceRecord),
+    learning: z
+      .object({
+        recent: z.array(ReviewSchema).openapi({ description: "The subject's newest 25 reviews (Confirmed records), with each learning outcome and refusal reason" }),
+      })
+      .optional(),
     checks: z.object({
       recent: z.array(CheckResultSchema).openapi({ description: "The newest 25 checked items of the subject, shaped as in the items list" }),
       total: z.number().int(),

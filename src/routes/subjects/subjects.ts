@@ -6,6 +6,8 @@ import { decodeCursor, encodeCursor } from "../../http/cursor";
 import { configOf } from "../../config";
 import { deleteSubject } from "../../services/enrolment";
 import { subjectsRepo } from "../../storage/subjects";
+import { reviewsRepo, type ReviewRow } from "../../storage/reviews";
+import { renderReview } from "../../services/learning";
 import type { ReferenceRow, SubjectRow } from "../../storage/schema/subjects";
 import { recordAudit } from "../../storage/audit";
 import { recentChecksOf } from "../../services/subject-checks";
@@ -75,7 +77,7 @@ function lastCheck(s: SubjectRow) {
   return s.lastCheckId ? { check_id: s.lastCheckId, decision: s.lastCheckDecision, checked_at: s.lastCheckAt! } : null;
 }
 
-function referenceRecord(r: ReferenceRow, base: string) {
+function referenceRecord(r: ReferenceRow, base: string, review?: ReviewRow) {
   return {
     ref_id: r.refId,
     kind: r.kind,
@@ -90,6 +92,9 @@ function referenceRecord(r: ReferenceRow, base: string) {
       learned_from: r.learnedFrom,
       uploaded_at: r.createdAt,
       enrolled_at: r.enrolledAt,
+      ...(r.kind === "learned"
+        ? { confirmed_by: review?.reviewedBy ?? null, confirmed_at: review?.reviewedAt ?? null, learned_at: r.enrolledAt }
+        : {}),
     },
     file: { content_type: r.contentType, byte_size: r.byteSize, sha256: r.sha256 },
     signature:
@@ -143,14 +148,20 @@ export function registerSubjectRoutes(app: App): void {
     const refs = await repo.references(tenant.org.id, subjectReference);
     const base = new URL(c.req.url).origin;
     const checks = await recentChecksOf(tenant.store, tenant.org.id, subjectReference, base);
+    const reviews = reviewsRepo(tenant.store.db);
+    const [byRef, recentReviews] = await Promise.all([
+      reviews.forRefs(tenant.org.id, subjectReference),
+      reviews.recent(tenant.org.id, subjectReference, 25),
+    ]);
     return c.json(
       {
         subject_reference: subject.subjectReference,
         created_at: subject.createdAt,
         updated_at: subject.updatedAt,
         reference_counts: counts(refs),
-        references: refs.map((r) => referenceRecord(r, base)),
+        references: refs.map((r) => referenceRecord(r, base, byRef.get(r.refId))),
         checks,
+        learning: { recent: recentReviews.map(renderReview) },
       },
       200,
     );

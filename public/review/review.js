@@ -1,0 +1,326 @@
+// The reviewer page: works a queue of FLAG items and a subject's references through the public API only.
+// The credential is held in this module's memory and nowhere else (no storage, no cookie).
+
+let credential = null;
+let queue = []; // { item, review }
+let current = -1;
+let refreshTimer = null;
+
+const $ = (id) => document.getElementById(id);
+
+class ApiError extends Error {
+  constructor(status, problem) {
+    super(problem?.detail || problem?.title || `HTTP ${status}`);
+    this.status = status;
+    this.problem = problem;
+  }
+}
+
+async function api(path, { method = "GET", json, idempotent = false } = {}) {
+  const headers = { Authorization: `Bearer ${credential}` };
+  if (json !== undefined) headers["Content-Type"] = "application/json";
+  if (idempotent) headers["Idempotency-Key"] = crypto.randomUUID();
+  const res = await fetch(path, { method, headers, body: json === undefined ? undefined : JSON.stringify(json) });
+  if (!res.ok) {
+    let problem = null;
+    try {
+      problem = await res.json();
+    } catch {}
+    throw new ApiError(res.status, problem);
+  }
+  return res;
+}
+
+/** An authenticated image as an object URL (image routes need the Authorization header). */
+async function imageUrl(path) {
+  const res = await api(path);
+  return URL.createObjectURL(await res.blob());
+}
+
+function show(section) {
+  for (const id of ["sign-in", "queue", "subject"]) $(id).hidden = id !== section;
+  $("nav").hidden = section === "sign-in";
+}
+
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  Object.assign(node, props);
+  for (const c of children) node.append(c);
+  return node;
+}
+
+// ---- sign-in --------------------------------------------------------------------------------
+
+$("sign-in-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  credential = $("credential").value.trim();
+  $("credential").value = "";
+  try {
+    // Any cheap authenticated read tells whether the credential works.
+    await api("/sig/checks?view=items&decision=FLAG&limit=1");
+    $("sign-in-error").textContent = "";
+    if (!location.hash || location.hash === "#") location.hash = "#/queue";
+    else route();
+  } catch (err) {
+    credential = null;
+    $("sign-in-error").textContent = `Sign-in failed: ${err.message}`;
+  }
+});
+
+$("sign-out").addEventListener("click", () => {
+  credential = null;
+  queue = [];
+  current = -1;
+  show("sign-in");
+});
+
+// ---- queue ----------------------------------------------------------------------------------
+
+function filterQuery() {
+  const q = new URLSearchParams({ view: "items", decision: "FLAG", limit: "100" });
+  if ($("f-subject").value) q.set("subject_reference", $("f-subject").value);
+  if ($("f-process").value) q.set("process", $("f-process").value);
+  if ($("f-since").value) q.set("since", `${$("f-since").value}T00:00:00Z`);
+  if ($("f-until").value) {
+    const until = new Date(`${$("f-until").value}T00:00:00Z`);
+    until.setUTCDate(until.getUTCDate() + 1);
+    q.set("until", until.toISOString());
+  }
+  return q;
+}
+
+/** The item's review, read from its job (the items list does not carry it). */
+async function reviewOf(item) {
+  const q = new URLSearchParams({ limit: "1" });
+  if (item.item_index > 0) q.set("cursor", String(item.item_index - 1));
+  const job = await (await api(`/sig/checks/${encodeURIComponent(item.job_id)}?${q}`)).json();
+  const r = job.results.find((x) => x.item_index === item.item_index);
+  return r ? r.review : null;
+}
+
+async function loadQueue() {
+  $("queue-status").textContent = "Loading…";
+  const list = await (await api(`/sig/checks?${filterQuery()}`)).json();
+  const reviews = [];
+  for (const item of list.items) reviews.push(await reviewOf(item));
+  // Items already reviewed leave the queue; the list is newest first as the API gives it.
+  queue = list.items.map((item, i) => ({ item, review: reviews[i] })).filter((e) => e.review === null);
+  renderQueue();
+  $("queue-status").textContent = queue.length === 0 ? "Nothing to review." : `${queue.length} item(s) to review.`;
+  select(queue.findIndex((e) => e.review === null));
+}
+
+function renderQueue() {
+  const ol = $("queue-list");
+  ol.replaceChildren();
+  queue.forEach((e, i) => {
+    const li = el("li", { textContent: `${e.item.subject_reference} · ${e.item.check_id} · ${e.item.score?.toFixed(3) ?? "—"}` });
+    li.dataset.checkId = e.item.check_id;
+    if (i === current) li.classList.add("current");
+    if (e.review) {
+      li.classList.add("done");
+      li.title = e.review.verdict;
+    }
+    li.addEventListener("click", () => select(i));
+    ol.append(li);
+  });
+}
+
+async function select(i) {
+  current = i;
+  renderQueue();
+  const art = $("item");
+  if (i < 0 || i >= queue.length) {
+    art.hidden = true;
+    return;
+  }
+  const { item, review } = queue[i];
+  art.hidden = false;
+  art.dataset.checkId = item.check_id;
+  $("item-title").textContent = `${item.subject_reference} — ${item.check_id}`;
+  $("item-meta").textContent =
+    `Decision ${item.decision}, score ${item.score?.toFixed(3) ?? "—"}` +
+    (item.process ? `, process ${item.process}` : "") +
+    `, checked ${item.created_at}`;
+  $("verdict").textContent = review ? verdictText(review) : "";
+  $("subject-link").href = `#/subject/${encodeURIComponent(item.subject_reference)}`;
+
+  // The crop, with the deviating regions (page pixels) mapped onto it.
+  const img = $("crop");
+  const svg = $("regions");
+  svg.replaceChildren();
+  img.removeAttribute("src");
+  try {
+    img.src = await imageUrl(`/sig/checks/${encodeURIComponent(item.job_id)}/items/${item.item_index}/image`);
+    const sig = item.signatures.find((s) => s.index === item.best_match?.signature_index) ?? item.signatures[0];
+    if (sig) {
+      const px = sig.box.w * 0.08;
+      const py = sig.box.h * 0.08;
+      const x0 = Math.max(0, Math.floor(sig.box.x - px));
+      const y0 = Math.max(0, Math.floor(sig.box.y - py));
+      const w = Math.ceil(sig.box.x + sig.box.w + px) - x0;
+      const h = Math.ceil(sig.box.y + sig.box.h + py) - y0;
+      svg.setAttribute("viewBox", `${x0} ${y0} ${w} ${h}`);
+      for (const r of item.regions ?? []) {
+        const rect = document.createElementNS("http://www.w3.org/2000/svg", "rect");
+        for (const [k, v] of Object.entries({ x: r.box.x, y: r.box.y, width: r.box.w, height: r.box.h })) rect.setAttribute(k, String(v));
+        const title = document.createElementNS("http://www.w3.org/2000/svg", "title");
+        title.textContent = `deviation ${r.deviation}`;
+        rect.append(title);
+        svg.append(rect);
+      }
+    }
+  } catch (err) {
+    img.alt = `Crop unavailable: ${err.message}`;
+  }
+
+  // The subject's live references beside it.
+  const thumbs = $("ref-thumbs");
+  thumbs.replaceChildren();
+  try {
+    const subject = await (await api(`/sig/subjects/${encodeURIComponent(item.subject_reference)}`)).json();
+    for (const ref of subject.references.filter((r) => r.status === "enrolled").slice(0, 8)) {
+      const fig = el(
+        "figure",
+        {},
+        el("img", { alt: ref.ref_id }),
+        el("figcaption", { textContent: `${ref.ref_id}${ref.kind === "learned" ? " (learned)" : ""}` }),
+      );
+      thumbs.append(fig);
+      imageUrl(new URL(ref.image_url).pathname).then(
+        (u) => (fig.querySelector("img").src = u),
+        () => {},
+      );
+    }
+  } catch (err) {
+    thumbs.textContent = `References unavailable: ${err.message}`;
+  }
+}
+
+function verdictText(review) {
+  const l = review.learning;
+  const learning = l.status === "refused" ? `refused (${l.reason})` : l.status;
+  return `${review.verdict === "genuine" ? "Confirmed genuine" : "Marked forged"} by ${review.reviewed_by}; learning: ${learning}`;
+}
+
+async function verdict(kind) {
+  const entry = queue[current];
+  if (!entry || entry.review) return;
+  const { item } = entry;
+  const path = `/sig/checks/${encodeURIComponent(item.job_id)}/items/${item.item_index}/${kind === "genuine" ? "confirm" : "reject"}`;
+  try {
+    entry.review = await (await api(path, { method: "POST", idempotent: true })).json();
+    $("verdict").textContent = verdictText(entry.review);
+    const next = queue.findIndex((e, i) => i > current && e.review === null);
+    const remaining = queue.filter((e) => e.review === null).length;
+    $("queue-status").textContent = remaining === 0 ? "Queue done." : `${remaining} item(s) to review.`;
+    $("queue-status").dataset.remaining = String(remaining);
+    if (next >= 0) await select(next);
+    else renderQueue();
+  } catch (err) {
+    $("verdict").textContent = `Not recorded: ${err.message}`;
+  }
+}
+
+$("btn-confirm").addEventListener("click", () => verdict("genuine"));
+$("btn-forged").addEventListener("click", () => verdict("forged"));
+$("filters").addEventListener("submit", (e) => {
+  e.preventDefault();
+  loadQueue().catch((err) => ($("queue-status").textContent = err.message));
+});
+
+document.addEventListener("keydown", (e) => {
+  if ($("queue").hidden || e.target instanceof HTMLInputElement || e.metaKey || e.ctrlKey || e.altKey) return;
+  if (e.key === "c") verdict("genuine");
+  else if (e.key === "f") verdict("forged");
+  else if (e.key === "j" && current < queue.length - 1) select(current + 1);
+  else if (e.key === "k" && current > 0) select(current - 1);
+});
+
+// ---- subject --------------------------------------------------------------------------------
+
+async function loadSubject(name) {
+  clearTimeout(refreshTimer);
+  const subject = await (await api(`/sig/subjects/${encodeURIComponent(name)}`)).json();
+  $("subject-title").textContent = `Subject ${subject.subject_reference}`;
+  const counts = $("subject-counts");
+  counts.textContent = `${subject.reference_counts.anchors} anchor(s), ${subject.reference_counts.learned} learned`;
+  counts.dataset.learned = String(subject.reference_counts.learned);
+  const tbody = $("refs");
+  tbody.replaceChildren();
+  for (const ref of subject.references) {
+    const p = ref.provenance;
+    const prov =
+      ref.kind === "learned"
+        ? `from check ${p.learned_from}, confirmed by ${p.confirmed_by} at ${p.confirmed_at}, learned at ${p.learned_at}`
+        : `${p.method}, enrolled at ${p.enrolled_at ?? "—"} (${ref.source}, ${ref.status})`;
+    const img = el("img", { alt: ref.ref_id });
+    const action = el("td");
+    if (ref.kind === "learned" && p.learned_from) {
+      const b = el("button", { type: "button", textContent: "Unlearn" });
+      b.addEventListener("click", () => unlearn(name, { checks: [p.learned_from] }));
+      action.append(b);
+    }
+    const row = el(
+      "tr",
+      {},
+      el("td", {}, img),
+      el("td", { textContent: ref.ref_id }),
+      el("td", { textContent: ref.kind }),
+      el("td", { textContent: prov }),
+      action,
+    );
+    row.dataset.refId = ref.ref_id;
+    row.dataset.kind = ref.kind;
+    tbody.append(row);
+    if (ref.status === "enrolled")
+      imageUrl(new URL(ref.image_url).pathname).then(
+        (u) => (img.src = u),
+        () => {},
+      );
+  }
+  const list = $("reviews");
+  list.replaceChildren();
+  for (const r of subject.learning?.recent ?? [])
+    list.append(el("li", { textContent: `${r.check_id}: ${verdictText(r)}${r.learning.detail ? ` — ${r.learning.detail}` : ""}` }));
+  // Learning runs on a queue: while a confirmation waits for it, look again shortly.
+  if ((subject.learning?.recent ?? []).some((r) => r.learning.status === "queued")) {
+    refreshTimer = setTimeout(() => loadSubject(name).catch(() => {}), 1000);
+  }
+}
+
+async function unlearn(name, body) {
+  try {
+    const out = await (
+      await api(`/sig/subjects/${encodeURIComponent(name)}/references/unlearn`, { method: "POST", json: body, idempotent: true })
+    ).json();
+    $("subject-status").textContent = `Unlearned ${out.removed.length} reference(s); ${out.blocked_checks.length} check(s) blocked.`;
+    await loadSubject(name);
+  } catch (err) {
+    $("subject-status").textContent = `Unlearn failed: ${err.message}`;
+  }
+}
+
+$("unlearn-since").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const name = decodeURIComponent(location.hash.slice("#/subject/".length));
+  unlearn(name, { since: new Date($("since").value).toISOString() });
+});
+
+// ---- routing --------------------------------------------------------------------------------
+
+function route() {
+  clearTimeout(refreshTimer);
+  if (!credential) return show("sign-in");
+  const hash = location.hash;
+  if (hash.startsWith("#/subject/")) {
+    show("subject");
+    loadSubject(decodeURIComponent(hash.slice("#/subject/".length))).catch((err) => ($("subject-status").textContent = err.message));
+  } else {
+    show("queue");
+    loadQueue().catch((err) => ($("queue-status").textContent = err.message));
+  }
+}
+
+window.addEventListener("hashchange", route);
+route();

@@ -1,0 +1,61 @@
+import type { Env } from "../env";
+import { liveEngine } from "../services/engine-live";
+import { learnConfirmed, type LearnMessage } from "../services/learning";
+import { liveLearningEngine } from "../services/learning-engine-live";
+import { DEFAULT_LEARNED_CAP } from "../domain/learning-bar";
+import { directory } from "../storage/directory";
+import { regionStore } from "../storage/regions";
+import { reviewsRepo } from "../storage/reviews";
+import { backoffSeconds } from "./retry";
+import { logError } from "../util/log";
+
+/** Learned references kept per subject: LEARNED_REFERENCE_CAP when set (1 to 200), else the default. */
+export function learnedCap(env: Env): number {
+  const raw = Number((env as unknown as Record<string, unknown>).LEARNED_REFERENCE_CAP);
+  return Number.isInteger(raw) && raw >= 1 && raw <= 200 ? raw : DEFAULT_LEARNED_CAP;
+}
+
+/**
+ * The learning queue's consumer: applies the entry bar to confirmed items and learns those that clear
+ * it. Delivery is at least once; learnConfirmed acts only on a review still queued.
+ */
+export async function consumeLearning(batch: MessageBatch<LearnMessage>, env: Env): Promise<void> {
+  const dir = directory(env.DIRECTORY);
+  for (const message of batch.messages) {
+    const msg = message.body;
+    try {
+      // The home region is read now, not taken from the message: the organisation may have moved.
+      const org = await dir.getOrg(msg.orgId);
+      if (!org) {
+        message.ack();
+        continue;
+      }
+      if (org.movingTo) {
+        message.retry({ delaySeconds: 30 });
+        continue;
+      }
+      await learnConfirmed(
+        { store: regionStore(env, org.region), engine: liveEngine(), learner: liveLearningEngine(), cap: learnedCap(env) },
+        msg,
+      );
+      message.ack();
+    } catch (err) {
+      logError("learning failed; retrying", err, { queue: batch.queue, message_id: message.id, attempts: message.attempts, body: msg });
+      message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+    }
+  }
+}
+
+/** A confirmation whose learning exhausted its retries is recorded as refused, never left queued. */
+export async function deadLetteredLearning(env: Env, msg: LearnMessage): Promise<void> {
+  const org = await directory(env.DIRECTORY).getOrg(msg.orgId);
+  if (!org) return;
+  const store = regionStore(env, org.region);
+  await reviewsRepo(store.db)
+    .setLearningStatement(msg.orgId, msg.jobId, msg.index, ["queued"], {
+      learning: "refused",
+      reason: "processing_failed",
+      detail: "Learning failed after repeated attempts; confirm a later check instead.",
+    })
+    .run();
+}

@@ -1,0 +1,135 @@
+// The reviewer page in real headless Chromium against the local service (wrangler dev with migrated local
+// D1 and the real learning queue): sign in, work a queue of two flagged items with the keyboard (one
+// confirmed genuine, one marked forged), and see the learned reference appear on the subject page.
+import { execFileSync } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { chromium } from "playwright-core";
+import { unstable_startWorker } from "wrangler";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encodePng, makeWriter, renderSignature } from "../fixtures/generator.ts";
+
+const OPERATOR = `op_${crypto.randomUUID()}`;
+const WRITER = 23;
+const FORGER = 71;
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+  "--disable-quic",
+];
+
+let state;
+let worker;
+let base;
+let browser;
+let apiKey;
+let reviewerKey;
+
+const png = (writer, variant) => encodePng(renderSignature(makeWriter(writer), { variant, height: 200 }));
+
+async function call(p, { method = "GET", key = apiKey, json, body, headers = {} } = {}) {
+  const h = { Authorization: `Bearer ${key}`, ...headers };
+  if (json !== undefined) h["Content-Type"] = "application/json";
+  const res = await fetch(new URL(p, base), { method, headers: h, body: json !== undefined ? JSON.stringify(json) : body });
+  if (!res.ok) throw new Error(`${method} ${p} -> ${res.status}: ${await res.text()}`);
+  return res;
+}
+
+async function checkOne(jobId, bytes) {
+  const form = new FormData();
+  form.append("request", JSON.stringify({ job_id: jobId, policy: "review", items: [{ file: "doc", subject_reference: "ann" }] }));
+  form.append("doc", new Blob([bytes], { type: "image/png" }), "doc.png");
+  const res = await call("/sig/checks", { method: "POST", body: form, headers: { "Idempotency-Key": jobId } });
+  const result = await res.json();
+  expect(result.decision).toBe("FLAG");
+  return result;
+}
+
+beforeAll(async () => {
+  state = await mkdtemp(path.join(tmpdir(), "countersign-review-test-"));
+  for (const db of ["countersign-directory", "countersign-us", "countersign-eu"]) {
+    execFileSync("node_modules/.bin/wrangler", ["d1", "migrations", "apply", db, "--local", "--persist-to", state], {
+      stdio: ["ignore", "ignore", "inherit"],
+      env: { ...process.env, CI: "true" },
+    });
+  }
+  worker = await unstable_startWorker({
+    config: "wrangler.toml",
+    bindings: { OPERATOR_TOKEN: { type: "plain_text", value: OPERATOR } },
+    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, watch: false, logLevel: "error", persist: state },
+  });
+  base = (await worker.url).href;
+
+  const org = await (await call("/platform/orgs", { method: "POST", key: OPERATOR, json: { name: "Review desk", region: "us" } })).json();
+  const mint = async (permissions) =>
+    (await (await call(`/platform/orgs/${org.org_id}/keys`, { method: "POST", key: OPERATOR, json: { permissions } })).json()).key;
+  // The integration's key sets things up; the reviewer signs in with a key of a reviewer's permissions only.
+  apiKey = await mint(["sig:checks:create", "sig:checks:read", "sig:subjects:read", "sig:references:write", "sig:settings:manage"]);
+  reviewerKey = await mint(["sig:checks:read", "sig:subjects:read", "sig:references:write", "sig:references:delete"]);
+  // Every compared item is FLAG under this policy; learning takes scores from 0.3.
+  await call("/sig/policies/review", {
+    method: "PUT",
+    json: { thresholds: { auto_approve: 1, approve: 1, flag: 0 }, learning: { enabled: true, min_score: 0.3 } },
+  });
+  const refs = new FormData();
+  for (const v of [0, 1, 2]) refs.append(`r${v}`, new Blob([png(WRITER, v)], { type: "image/png" }), `r${v}.png`);
+  await call("/sig/subjects/ann/references", { method: "PUT", body: refs });
+  // Newest first in the queue: the genuine item (checked last) comes first, then the forgery.
+  await checkOne("forgery", png(FORGER, 1));
+  await checkOne("genuine", png(WRITER, 5));
+
+  browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await worker?.dispose();
+  if (state) await rm(state, { recursive: true, force: true });
+});
+
+describe("the reviewer page in Chromium", () => {
+  it("signs in, confirms one flagged item and marks one forged with the keyboard, and shows the learned reference", async () => {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on("pageerror", (err) => errors.push(err.message));
+    await page.goto(new URL("/review/", base).href);
+
+    await page.fill("#credential", reviewerKey);
+    await page.press("#credential", "Enter");
+    await page.waitForSelector("#queue-list li:nth-child(2)");
+    expect(await page.$$eval("#queue-list li", (lis) => lis.map((li) => li.dataset.checkId))).toEqual(["genuine/0", "forgery/0"]);
+    await page.waitForFunction(() => document.querySelector("#item")?.dataset.checkId === "genuine/0");
+    // The crop is shown with the deviating regions drawn over it, beside the reference thumbnails.
+    await page.waitForFunction(() => document.querySelector("#crop")?.complete && document.querySelector("#crop").naturalWidth > 0);
+    expect(await page.$$eval("#regions rect", (r) => r.length)).toBeGreaterThan(0);
+    await page.waitForSelector("#ref-thumbs figure:nth-child(3)");
+
+    // The credential never reaches storage.
+    expect(await page.evaluate(() => localStorage.length + sessionStorage.length + document.cookie.length)).toBe(0);
+
+    await page.keyboard.press("c");
+    await page.waitForFunction(() => document.querySelector("#item")?.dataset.checkId === "forgery/0");
+    await page.keyboard.press("f");
+    await page.waitForFunction(() => document.querySelector("#queue-status")?.dataset.remaining === "0");
+
+    const genuine = (await (await call("/sig/checks/genuine")).json()).results[0].review;
+    const forgery = (await (await call("/sig/checks/forgery")).json()).results[0].review;
+    expect(genuine.verdict).toBe("genuine");
+    expect(forgery).toMatchObject({ verdict: "forged", learning: { status: "not_applicable" } });
+
+    // The subject page refreshes while learning is queued, until the learned reference appears.
+    await page.click("#subject-link");
+    const row = await page.waitForSelector('#refs tr[data-ref-id="learned-genuine.0"]', { timeout: 30_000 });
+    expect(await row.getAttribute("data-kind")).toBe("learned");
+    expect(await row.textContent()).toContain("from check genuine/0");
+    expect(await page.textContent("#subject-counts")).toContain("1 learned");
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 90_000);
+});
