@@ -8,6 +8,7 @@
  * setting a variable on `env` for one test: the parse is cached per env object and per raw values, so a
  * changed variable is read again and an unchanged one never is.
  */
+import { DEFAULT_LEARNED_CAP } from "./domain/learning-bar";
 import { z } from "zod";
 import type { Env } from "./env";
 import type { RegionName } from "./domain/tenancy";
@@ -58,6 +59,8 @@ export interface Config {
     deadlineMs: number;
     stallWindowMs: number;
   };
+  /** Learned references kept per subject when the policy sets no learning.max_references (docs/learning.md). */
+  learning: { cap: number };
   /** Live capture: close timings and connection limits (spec part 8; tests shorten them). */
   live: { timings: LiveTimings; limits: { tenant: number; instance: number } };
   /** Bucket drops (docs/bucket-drops.md): how the drop bucket is served, and its settings. */
@@ -184,6 +187,7 @@ const Vars = z.object({
   CHECK_KEEPALIVE_MS: integer(DEFAULTS.checkKeepAliveMs, 10),
   URL_FETCH_DEADLINE_MS: integer(DEFAULTS.urlFetchDeadlineMs, 1),
   URL_FETCH_STALL_WINDOW_MS: integer(DEFAULTS.urlFetchStallWindowMs, 1),
+  LEARNED_REFERENCE_CAP: integer(DEFAULT_LEARNED_CAP, 1).refine((n) => n <= 200, "must be at most 200"),
   LIVE_IDLE_MS: integer(LIVE_IDLE_MS, 10),
   LIVE_MAX_MS: integer(LIVE_MAX_MS, 10),
   // The credential is re-checked at least every 30 s (spec part 8): more often may be configured, never less.
@@ -235,6 +239,7 @@ export function parseConfig(env: Record<string, unknown>): Config {
     insecureFetchHosts: v.INSECURE_FETCH_HOSTS,
     checks: { itemBudgetMs: v.CHECK_ITEM_BUDGET_MS, capacity: v.CHECK_CAPACITY, keepAliveMs: v.CHECK_KEEPALIVE_MS },
     urlFetch: { deadlineMs: v.URL_FETCH_DEADLINE_MS, stallWindowMs: v.URL_FETCH_STALL_WINDOW_MS },
+    learning: { cap: v.LEARNED_REFERENCE_CAP },
     live: {
       timings: { idleMs: v.LIVE_IDLE_MS, maxMs: v.LIVE_MAX_MS, recheckMs: v.LIVE_RECHECK_MS },
       limits: { tenant: v.LIVE_TENANT_CONNECTIONS, instance: v.LIVE_INSTANCE_CONNECTIONS },

@@ -43,6 +43,8 @@ export interface Env {
   CHECK_ITEM_BUDGET_MS?: string;
   CHECK_CAPACITY?: string;
   CHECK_KEEPALIVE_MS?: string;
+  /** Learned references kept per subject (default 20). */
+  LEARNED_REFERENCE_CAP?: string;
   /** Live capture close timings and connection limits (docs/live-capture.md). */
   LIVE_IDLE_MS?: string;
   LIVE_MAX_MS?: string;

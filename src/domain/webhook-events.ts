@@ -54,15 +54,22 @@ const ReferenceEventData = z.object({
 });
 
 const BucketDropData = z.object({
-  job_id: z.string(),
+  job_id: z.string().nullable().meta({ description: "The drop's check job; null when nothing could be submitted" }),
   bucket: z.string(),
-  summary_key: z.string().meta({ description: "Object key of the drop's summary.json manifest" }),
-  status: z.enum(["completed", "failed", "rejected"]),
+  summary_key: z.string().meta({ description: "Object key of the drop's summary.json, beside the drop" }),
+  status: z.enum(["completed", "failed", "rejected", "not_submitted"]).meta({
+    description: "The job's status; `rejected` carries the reason in `errors` (billing_required, quota_exceeded); `not_submitted`: no file could be checked",
+  }),
   item_count: z.number().int(),
-  errors: z.array(z.object({ code: z.string(), detail: z.string() })),
+  decided_count: z.number().int(),
+  errors: z.array(z.object({ code: z.string(), detail: z.string() })).meta({ description: "What kept the drop or its job from running" }),
+  status_url: z.string().nullable(),
 });
 
 const LearningData = z.object({
+  outcome: z.enum(["learned", "refused", "evicted", "unlearned"]).meta({
+    description: "learned: became a reference; refused: stopped by the entry bar; evicted: the oldest learned reference made room under the cap; unlearned: removed by unlearn",
+  }),
   check_id: z.string(),
   subject_reference: z.string(),
   ref_id: z.string().nullable().meta({ description: "The learned reference (learned-...), or null when not learned" }),
@@ -151,7 +158,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
     type: "bucket.drop.completed",
     products: ["sig"],
     subscribable: true,
-    description: "A bucket drop was processed and its summary.json written (sent once bucket drops are processed).",
+    description: "A bucket drop was processed and its summary.json written beside it (once per drop, refused drops included).",
     data: BucketDropData,
     dataName: "BucketDropEventData",
   },
@@ -159,7 +166,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
     type: "reference.learned",
     products: ["sig"],
     subscribable: true,
-    description: "A confirmed item was learned as a reference, or refused by the entry bar (sent once learning runs).",
+    description: "A confirmed item was learned as a reference or refused by the entry bar, or a learned reference was evicted or unlearned.",
     data: LearningData,
     dataName: "LearningEventData",
   },

@@ -1,19 +1,14 @@
+import { configOf } from "../config";
+import { emitLearningOutcome } from "../services/webhook-emitters";
 import type { Env } from "../env";
 import { liveEngine } from "../services/engine-live";
 import { learnConfirmed, type LearnMessage } from "../services/learning";
 import { liveLearningEngine } from "../services/learning-engine-live";
-import { DEFAULT_LEARNED_CAP } from "../domain/learning-bar";
 import { directory } from "../storage/directory";
 import { regionStore } from "../storage/regions";
 import { reviewsRepo } from "../storage/reviews";
 import { backoffSeconds } from "./retry";
 import { logError } from "../util/log";
-
-/** Learned references kept per subject: LEARNED_REFERENCE_CAP when set (1 to 200), else the default. */
-export function learnedCap(env: Env): number {
-  const raw = Number((env as unknown as Record<string, unknown>).LEARNED_REFERENCE_CAP);
-  return Number.isInteger(raw) && raw >= 1 && raw <= 200 ? raw : DEFAULT_LEARNED_CAP;
-}
 
 /**
  * The learning queue's consumer: applies the entry bar to confirmed items and learns those that clear
@@ -35,7 +30,13 @@ export async function consumeLearning(batch: MessageBatch<LearnMessage>, env: En
         continue;
       }
       await learnConfirmed(
-        { store: regionStore(env, org.region), engine: liveEngine(), learner: liveLearningEngine(), cap: learnedCap(env) },
+        {
+          store: regionStore(env, org.region),
+          engine: liveEngine(),
+          learner: liveLearningEngine(),
+          cap: configOf(env).learning.cap,
+          announce: (outcome) => emitLearningOutcome({ env, org, store: regionStore(env, org.region) }, outcome),
+        },
         msg,
       );
       message.ack();

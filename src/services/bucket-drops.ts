@@ -7,6 +7,9 @@
  * event finds its bucket_drops row; the job id is fixed when the drop is first seen, so a crash between
  * steps is finished by the redelivery rather than done twice (a job that exists already is the same job).
  */
+import { emitBucketDropCompleted } from "./webhook-emitters";
+import type { RegionStore } from "../domain/tenancy";
+import { bucketNames } from "../s3/config";
 import { logWarn } from "../util/log";
 import { configOf } from "../config";
 import type { Env } from "../env";
@@ -289,7 +292,7 @@ async function finishWithoutJob(dc: DropContext, drop: DropRecord, error: ItemEr
   const summary = renderSummary(dc.env, drop, plan, null, []);
   await dc.ctx.store.files.put(drop.summaryKey, JSON.stringify(summary, null, 2), { httpMetadata: { contentType: "application/json" } });
   if (await dropsRepo(dc.ctx.store.db).advance(dc.org.id, drop.dropId, "waiting", "summarised", { plan: JSON.stringify(plan) })) {
-    await onBucketDropSummaryWritten(dc.env, dc.org, summary);
+    await onBucketDropSummaryWritten(dc.env, dc.org, dc.ctx.store, summary);
   }
 }
 
@@ -306,7 +309,7 @@ export async function summariseBucketJob(ctx: CheckContext, jobId: string): Prom
   const rows = await checksRepo(ctx.store.db).results(ctx.org.id, jobId, { after: null, limit: 500, decision: null });
   const summary = renderSummary(ctx.env, drop, JSON.parse(drop.plan) as DropPlan, job, rows.map((r) => storedResultOf(r)).filter((r) => r !== null));
   await ctx.store.files.put(drop.summaryKey, JSON.stringify(summary, null, 2), { httpMetadata: { contentType: "application/json" } });
-  if (await repo.advance(ctx.org.id, drop.dropId, "submitted", "summarised")) await onBucketDropSummaryWritten(ctx.env, ctx.org, summary);
+  if (await repo.advance(ctx.org.id, drop.dropId, "submitted", "summarised")) await onBucketDropSummaryWritten(ctx.env, ctx.org, ctx.store, summary);
 }
 
 export type DropSummary = ReturnType<typeof renderSummary>;
@@ -359,8 +362,7 @@ function renderSummary(
   };
 }
 
-/**
- * Hook: a drop's summary.json has just been written, once per drop. The webhook event for bucket drops
- * (a summary event in the webhook catalogue) is wired here by the lead once webhooks exist.
- */
-export async function onBucketDropSummaryWritten(_env: Env, _org: Org, _summary: DropSummary): Promise<void> {}
+/** A drop's summary.json has just been written, once per drop: the tenant's webhooks hear of it. */
+async function onBucketDropSummaryWritten(env: Env, org: Org, store: RegionStore, summary: DropSummary): Promise<void> {
+  await emitBucketDropCompleted({ env, org, store }, { bucket: bucketNames(env)[org.region], summary });
+}

@@ -45,6 +45,8 @@ export interface LearningDeps {
   learner: LearningEngine;
   /** Learned references kept per subject (the oldest learned goes first), unless the check's policy sets learning.max_references. */
   cap?: number;
+  /** Told of every learning outcome once it is committed (the tenant's webhooks: reference.learned). */
+  announce?: (outcome: LearningOutcome) => Promise<void>;
 }
 
 /** What a learning outcome announces (learned, refused, evicted, unlearned). */
@@ -58,11 +60,6 @@ export interface LearningOutcome {
   detail: string | null;
 }
 
-/**
- * Called once for every learning outcome, after it is committed. The webhook event catalogue is wired
- * here by the lead (reference.learned / reference.refused / reference.unlearned); until then it does nothing.
- */
-export async function announceLearningOutcome(_outcome: LearningOutcome): Promise<void> {}
 
 /** The policy figures learning reads, from the job's frozen policy spec. */
 function learningPolicy(policySpec: string): { enabled: boolean; min_score: number; quality_floor: number; max_references: number | null } {
@@ -252,7 +249,7 @@ export async function learnConfirmed(deps: LearningDeps, msg: LearnMessage): Pro
     await reviews
       .setLearningStatement(msg.orgId, msg.jobId, msg.index, ["queued"], { learning: "refused", reason: r.reason, detail: r.detail })
       .run();
-    await announceLearningOutcome({
+    await deps.announce?.({
       orgId: msg.orgId,
       subjectReference: review.subjectReference,
       checkId: id,
@@ -373,7 +370,7 @@ export async function learnConfirmed(deps: LearningDeps, msg: LearnMessage): Pro
   ]);
   if (evictedRows.length > 0) await deps.store.files.delete(evictedRows.map((r) => r.fileKey)).catch(() => {});
   await rebuildModel(deps, msg.orgId, review.subjectReference);
-  await announceLearningOutcome({
+  await deps.announce?.({
     orgId: msg.orgId,
     subjectReference: review.subjectReference,
     checkId: id,
@@ -383,7 +380,7 @@ export async function learnConfirmed(deps: LearningDeps, msg: LearnMessage): Pro
     detail: null,
   });
   for (const r of evictedRows) {
-    await announceLearningOutcome({
+    await deps.announce?.({
       orgId: msg.orgId,
       subjectReference: review.subjectReference,
       checkId: r.learnedFrom ?? "",
@@ -423,7 +420,7 @@ export interface UnlearnOutcome {
  * being learned again. Returns null when the subject does not exist.
  */
 export async function unlearn(
-  deps: Pick<LearningDeps, "store" | "engine">,
+  deps: Pick<LearningDeps, "store" | "engine" | "announce">,
   orgId: string,
   subjectReference: string,
   selection: UnlearnSelection,
@@ -488,7 +485,7 @@ export async function unlearn(
     await rebuildModel(deps, orgId, subjectReference);
   }
   for (const r of selected) {
-    await announceLearningOutcome({
+    await deps.announce?.({
       orgId,
       subjectReference,
       checkId: r.learnedFrom ?? "",

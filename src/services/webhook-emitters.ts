@@ -13,6 +13,8 @@ import type { JobStatus } from "../domain/job";
 import { subjectsRepo } from "../storage/subjects";
 import { renderResult, type StoredResult } from "./check-results";
 import { publishEvent } from "./webhooks";
+import type { DropSummary } from "./bucket-drops";
+import type { LearningOutcome } from "./learning";
 
 export interface EmitDeps {
   env: Env;
@@ -90,5 +92,44 @@ export async function emitQueuedReference(deps: EmitDeps, subjectReference: stri
       rejected_detail: row.rejectedDetail ?? null,
       at: row.enrolledAt ?? new Date().toISOString(),
     },
+  });
+}
+
+/** `bucket.drop.completed`: once per drop, when its summary.json has been written. */
+export async function emitBucketDropCompleted(deps: EmitDeps, drop: { bucket: string; summary: DropSummary }): Promise<void> {
+  const { summary } = drop;
+  const id = await deterministicEventId(deps.org.id, "bucket.drop.completed", summary.drop.summary_key);
+  const status = summary.status === "queued" || summary.status === "running" ? "completed" : summary.status;
+  await publishEvent(deps, "sig", {
+    id,
+    type: "bucket.drop.completed",
+    data: {
+      job_id: summary.job_id,
+      bucket: drop.bucket,
+      summary_key: summary.drop.summary_key,
+      status,
+      item_count: summary.counts.items,
+      decided_count: summary.counts.decided,
+      errors: summary.error ? [summary.error] : [],
+      status_url: summary.status_url,
+    },
+    at: summary.completed_at,
+  });
+}
+
+/** `reference.learned` for every learning outcome (learned, refused, evicted, unlearned), once each. */
+export async function emitLearningOutcome(deps: EmitDeps, outcome: LearningOutcome): Promise<void> {
+  const id = await deterministicEventId(deps.org.id, "reference.learned", `${outcome.outcome}/${outcome.checkId}/${outcome.refId ?? ""}`);
+  await publishEvent(deps, "sig", {
+    id,
+    type: "reference.learned",
+    data: {
+      outcome: outcome.outcome,
+      check_id: outcome.checkId,
+      subject_reference: outcome.subjectReference,
+      ref_id: outcome.refId,
+      reason: outcome.reason,
+    },
+    at: new Date().toISOString(),
   });
 }

@@ -1,4 +1,5 @@
 /** POST /sig/subjects/{subject_reference}/references/unlearn: removes learned references (docs/learning.md). */
+import { emitLearningOutcome } from "../../services/webhook-emitters";
 import { z } from "@hono/zod-openapi";
 import type { App } from "../../app";
 import { defineRoute, problems } from "../../http/route";
@@ -74,7 +75,7 @@ export function registerUnlearnRoute(app: App): void {
     const tenant = c.get("tenant");
     const selection = body.since !== undefined ? { since: body.since } : { checks: body.checks! };
     const out = await unlearn(
-      { store: tenant.store, engine: liveEngine() },
+      { store: tenant.store, engine: liveEngine(), announce: (outcome) => emitLearningOutcome({ env: c.env, org: tenant.org, store: tenant.store }, outcome) },
       tenant.org.id,
       subjectReference,
       selection,
