@@ -7,6 +7,7 @@
  *   const seen = await outsideRequests(path);
  */
 import { env } from "cloudflare:workers";
+import { until } from "./wait";
 
 export interface OutsideChunk {
   data?: string;
@@ -103,12 +104,6 @@ export async function receivedWebhooks(path: string): Promise<ReceivedWebhook[]>
 }
 
 /** Polls the receiver until `done` holds for what it received (or the timeout passes). */
-export async function waitForWebhooks(path: string, done: (got: ReceivedWebhook[]) => boolean, timeoutMs = 20_000): Promise<ReceivedWebhook[]> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const got = await receivedWebhooks(path);
-    if (done(got)) return got;
-    if (Date.now() > until) throw new Error(`receiver ${path}: condition not met; got ${JSON.stringify(got.map((g) => [g.body?.type, g.status]))}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+export async function waitForWebhooks(path: string, done: (got: ReceivedWebhook[]) => boolean): Promise<ReceivedWebhook[]> {
+  return until(() => receivedWebhooks(path), done, { what: `receiver ${path}'s condition`, pauseMs: 100 });
 }

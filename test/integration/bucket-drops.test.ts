@@ -17,6 +17,7 @@ import { enrolWriter, expectProblem } from "../helpers/checks";
 import { signaturePng } from "../helpers/signatures";
 import { issueBucketKey, s3Client, type IssuedBucketKey } from "../helpers/s3";
 import { BOX_SPEC, blankFormPng, photographedForm, postTemplate, templateBody } from "../helpers/forms";
+import { until } from "../helpers/wait";
 
 const WRITER = 31;
 let org: CreatedOrg;
@@ -51,18 +52,17 @@ interface Summary {
 }
 
 /** Reads an object back through the S3 client, waiting while it does not exist yet (NoSuchKey). */
-async function waitForObject(client: S3Client, bucket: string, objectKey: string, timeoutMs = 25_000): Promise<string> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
+async function waitForObject(client: S3Client, bucket: string, objectKey: string): Promise<string> {
+  const read = async () => {
     try {
       const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: objectKey }));
       return await got.Body!.transformToString();
     } catch (err) {
       if ((err as { name?: string }).name !== "NoSuchKey") throw err;
+      return null;
     }
-    if (Date.now() > until) throw new Error(`${objectKey} did not appear`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
+  };
+  return (await until(read, (body) => body !== null, { what: `${objectKey} to appear`, pauseMs: 150 })) as string;
 }
 
 async function s3Error(p: Promise<unknown>): Promise<{ name: string; status: number }> {
@@ -289,9 +289,7 @@ describe("bucket drops through the S3 endpoint", () => {
     await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}a.png`, Body: signaturePng(WRITER, 3) }));
     // Both events are handled (the manifest's and the file's) while b.png is still missing: the drop waits.
     const drop = async () => env.DB_US.prepare("SELECT drop_id, state FROM bucket_drops WHERE org_id = ? AND object_key = ?").bind(org.orgId, `${folder}manifest.json`).first<{ drop_id: string; state: string }>();
-    const until = Date.now() + 10_000;
-    while ((await drop()) === null && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
-    expect((await drop())?.state).toBe("waiting");
+    expect((await until(drop, (d) => d !== null, { what: "the drop's row" }))?.state).toBe("waiting");
     expect(await s3Error(s3.send(new HeadObjectCommand({ Bucket: key.bucket, Key: `${folder}summary.json` })))).toMatchObject({ status: 404 });
 
     // The wait ends (the delayed message the manifest's event sent, delivered now).

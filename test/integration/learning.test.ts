@@ -13,6 +13,7 @@ import { learnConfirmed } from "../../src/services/learning";
 import { liveEngine } from "../../src/services/engine-live";
 import { liveLearningEngine } from "../../src/services/learning-engine-live";
 import { checkForm, enrolWriter, expectProblem, postCheck, type CheckResultBody } from "../helpers/checks";
+import { until } from "../helpers/wait";
 
 const WRITER = 23;
 const FORGER = 71;
@@ -75,14 +76,9 @@ async function reviewOf(key: string, jobId: string): Promise<Review | null> {
 }
 
 /** Waits until the learning consumer has dealt with the item (its review leaves `queued`). */
-async function settled(key: string, jobId: string, timeoutMs = 20_000): Promise<Review> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const review = await reviewOf(key, jobId);
-    if (review && review.learning.status !== "queued") return review;
-    if (Date.now() > until) throw new Error(`learning of ${jobId} still ${review?.learning.status}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+async function settled(key: string, jobId: string): Promise<Review> {
+  const review = await until(() => reviewOf(key, jobId), (r) => r !== null && r.learning.status !== "queued", { what: `learning of ${jobId}`, pauseMs: 100 });
+  return review as Review;
 }
 
 async function subjectView(key: string, subject: string): Promise<SubjectBody> {

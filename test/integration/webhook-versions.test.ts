@@ -130,7 +130,7 @@ describe("queued enrolments", () => {
     const files: Record<string, Uint8Array> = { r0: signaturePng(21, 0), r1: signaturePng(21, 1), r2: signaturePng(21, 2), r3: signaturePng(21, 3), r4: encodePng(blankPage(600, 300)) };
     const res = await api("/sig/subjects/carol/references", { method: "PUT", key: org.apiKey, body: referencesForm(files) });
     expect(res.status).toBe(202);
-    const got = await waitForWebhooks(path, (g) => g.length === 2, 25_000);
+    const got = await waitForWebhooks(path, (g) => g.length === 2);
     const byRef = Object.fromEntries(got.map((g) => [(g.body!.data as { ref_id: string }).ref_id, g.body!]));
     expect(byRef.r3).toMatchObject({ type: "reference.enrolled", data: { subject_reference: "carol", status: "enrolled" } });
     expect(byRef.r4).toMatchObject({ type: "reference.rejected", data: { subject_reference: "carol", status: "rejected" } });

@@ -13,6 +13,7 @@ import { regionStore } from "../../src/storage/regions";
 import { publishEvent } from "../../src/services/webhooks";
 import { api, createOrg, operator, type CreatedOrg } from "../helpers/tenant";
 import { outsideUrl, receivedWebhooks, registerReceiver, uniquePath, waitForWebhooks, type ReceivedWebhook } from "../helpers/outside";
+import { until } from "../helpers/wait";
 
 type Endpoint = { webhook_id: string; url: string; events: string[]; enabled: boolean; disabled_reason: string | null; secret?: string; product: string };
 type Delivery = { delivery_id: string; event_id: string; event_type: string; status: string; attempts: number; trigger: string };
@@ -50,13 +51,7 @@ async function attempts(org: CreatedOrg, base: string, id: string): Promise<Atte
 }
 
 async function waitForDeliveries(org: CreatedOrg, base: string, id: string, done: (d: Delivery[]) => boolean): Promise<Delivery[]> {
-  const until = Date.now() + 20_000;
-  for (;;) {
-    const d = await deliveries(org, base, id);
-    if (done(d)) return d;
-    if (Date.now() > until) throw new Error(`deliveries of ${id}: ${JSON.stringify(d)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return until(() => deliveries(org, base, id), done, { what: `deliveries of ${id}`, pauseMs: 100 });
 }
 
 async function publishArchive(orgId: string, type: string, data: Record<string, unknown>, id?: string) {
