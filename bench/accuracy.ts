@@ -42,10 +42,12 @@ function rates(trials: Trial[], impostor: "skilled" | "random"): Rates {
   const imp = trials.filter((t) => t.kind === impostor).map((t) => t.score);
   const writers = [...new Set(trials.map((t) => t.writer))];
   const perWriter = writers
-    .map((w) => eer(
-      trials.filter((t) => t.writer === w && t.kind === "genuine").map((t) => t.score),
-      trials.filter((t) => t.writer === w && t.kind === impostor).map((t) => t.score),
-    ))
+    .map((w) =>
+      eer(
+        trials.filter((t) => t.writer === w && t.kind === "genuine").map((t) => t.score),
+        trials.filter((t) => t.writer === w && t.kind === impostor).map((t) => t.score),
+      ),
+    )
     .filter((e) => !Number.isNaN(e));
   const at: Rates["at"] = {};
   for (const [name, t] of Object.entries(DEFAULT_THRESHOLDS)) at[name] = ratesAt(gen, imp, t);
@@ -118,17 +120,22 @@ async function main(): Promise<void> {
   const pct = (v: number) => (100 * v).toFixed(1).padStart(5) + "%";
   const label = mode === "train-on" ? `trained on ${other!.name}` : mode;
   console.log(`\n${ds.name}: ${ds.writers.length} writers, scoring parameters: ${label}`);
-  console.log(`thresholds: auto_approve ${DEFAULT_THRESHOLDS.auto_approve}, approve ${DEFAULT_THRESHOLDS.approve}, flag ${DEFAULT_THRESHOLDS.flag}`);
+  console.log(
+    `thresholds: auto_approve ${DEFAULT_THRESHOLDS.auto_approve}, approve ${DEFAULT_THRESHOLDS.approve}, flag ${DEFAULT_THRESHOLDS.flag}`,
+  );
   console.log("   N | skilled EER glob  (writer) | FAR@appr FRR@appr | FAR@auto FAR@flag | random EER glob (writer) | FAR@appr FRR@appr");
   for (const r of results) {
-    const s = r.skilled, q = r.random;
+    const s = r.skilled,
+      q = r.random;
     console.log(
       `${String(r.n).padStart(4)} |        ${pct(s.eer_global)}   (${pct(s.eer_writer)}) |  ${pct(s.far)}  ${pct(s.frr)} |  ${pct(s.at.auto_approve.far)}  ${pct(s.at.flag.far)} |` +
         `       ${pct(q.eer_global)}  (${pct(q.eer_writer)}) |  ${pct(q.far)}  ${pct(q.frr)}`,
     );
   }
   const secs = (Date.now() - t0) / 1000;
-  console.log(`images decoded+extracted: ${ds.images}${other ? ` + ${other.images}` : ""}, mean extract ${(ds.extractMs / Math.max(1, ds.images)).toFixed(2)} ms; load ${((tLoaded - t0) / 1000).toFixed(0)} s; total ${secs.toFixed(0)} s`);
+  console.log(
+    `images decoded+extracted: ${ds.images}${other ? ` + ${other.images}` : ""}, mean extract ${(ds.extractMs / Math.max(1, ds.images)).toFixed(2)} ms; load ${((tLoaded - t0) / 1000).toFixed(0)} s; total ${secs.toFixed(0)} s`,
+  );
   const json = arg("--json");
   if (json) {
     writeFileSync(json, JSON.stringify({ dataset: ds.name, weights: label, seconds: secs, results }, null, 1));
@@ -136,11 +143,24 @@ async function main(): Promise<void> {
 }
 
 const fitMemo = new Map<string, ScoringParams>();
-function fitCached(core: ReturnType<typeof loadNodeCore>, writers: Writer[], trainedOn: string[], classifier: "lr" | "zmean"): ScoringParams {
+function fitCached(
+  core: ReturnType<typeof loadNodeCore>,
+  writers: Writer[],
+  trainedOn: string[],
+  classifier: "lr" | "zmean",
+): ScoringParams {
   const key = `${trainedOn.join(",")}:${classifier}`;
   let p = fitMemo.get(key);
   if (!p) {
-    p = fitParams(core, writers, { trainedOn, classifier, anchor: anchorFromEnv(), randomWeight: envNumber("RANDOM_WEIGHT"), priorStrength: envNumber("PRIOR_STRENGTH"), k: envNumber("K"), spreadFloor: envNumber("SPREAD_FLOOR") });
+    p = fitParams(core, writers, {
+      trainedOn,
+      classifier,
+      anchor: anchorFromEnv(),
+      randomWeight: envNumber("RANDOM_WEIGHT"),
+      priorStrength: envNumber("PRIOR_STRENGTH"),
+      k: envNumber("K"),
+      spreadFloor: envNumber("SPREAD_FLOOR"),
+    });
     fitMemo.set(key, p);
   }
   return p;

@@ -75,7 +75,10 @@ export class Job extends DurableObject<Env> {
   init(orgId: string, jobId: string, itemCount: number): JobState {
     this.#sql.exec(
       "INSERT OR IGNORE INTO job (id, job_id, org_id, status, item_count, created_at) VALUES (1, ?, ?, 'queued', ?, ?)",
-      jobId, orgId, itemCount, new Date().toISOString(),
+      jobId,
+      orgId,
+      itemCount,
+      new Date().toISOString(),
     );
     return this.#state()!;
   }
@@ -127,7 +130,10 @@ export class Job extends DurableObject<Env> {
 
   /** Item indexes already completed (for diagnostics and tests). */
   completedItems(): number[] {
-    return this.#sql.exec<{ item_index: number }>("SELECT item_index FROM done_items ORDER BY item_index").toArray().map((r) => r.item_index);
+    return this.#sql
+      .exec<{ item_index: number }>("SELECT item_index FROM done_items ORDER BY item_index")
+      .toArray()
+      .map((r) => r.item_index);
   }
 
   #apply(event: JobEvent): { state: JobState; finishedNow: boolean } | null {
@@ -137,7 +143,10 @@ export class Job extends DurableObject<Env> {
     const finishedAt = finishedNow ? new Date().toISOString() : current.finishedAt;
     this.#sql.exec(
       "UPDATE job SET status = ?, completed = ?, errored = ?, finished_at = ? WHERE id = 1",
-      progress.status, progress.completed, progress.errored, finishedAt,
+      progress.status,
+      progress.completed,
+      progress.errored,
+      finishedAt,
     );
     return { state: { ...current, ...progress, finishedAt }, finishedNow };
   }

@@ -80,7 +80,8 @@ export class LiveCapture extends DurableObject<Env> {
 
   async fetch(request: Request): Promise<Response> {
     const spec = JSON.parse(request.headers.get(LIVE_CONNECT_HEADER) ?? "null") as LiveConnect | null;
-    if (!spec || request.headers.get("Upgrade")?.toLowerCase() !== "websocket") return new Response("expected a live connection", { status: 400 });
+    if (!spec || request.headers.get("Upgrade")?.toLowerCase() !== "websocket")
+      return new Response("expected a live connection", { status: 400 });
     const count = this.#open().length + this.#pending;
     if (count >= spec.limits.tenant) {
       return refuse(429, "rate_limited", `The organisation has ${count} live connections open; at most ${spec.limits.tenant} are allowed.`);
@@ -135,7 +136,13 @@ export class LiveCapture extends DurableObject<Env> {
     att.seq += 1;
     att.lastDataAt = arrived;
     const seq = att.seq;
-    const error = (code: LiveErrorCode, detail: string, extra: { retry_after_ms?: number } = {}): LiveMessage => ({ type: "error", seq, code, detail, ...extra });
+    const error = (code: LiveErrorCode, detail: string, extra: { retry_after_ms?: number } = {}): LiveMessage => ({
+      type: "error",
+      seq,
+      code,
+      detail,
+      ...extra,
+    });
     let reply: LiveMessage;
     if (typeof message === "string") {
       reply = error("unsupported_frame", "Send each preview frame as one binary message (PNG or JPEG).");

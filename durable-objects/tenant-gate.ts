@@ -93,7 +93,9 @@ const SCHEMA = [
 ];
 
 /** The gate's schema, one numbered migration per change: never edit a shipped one, add the next. */
-export const MIGRATIONS: readonly SqlMigration[] = [{ id: 1, description: "rate buckets, idempotency records, counted items and monthly usage", statements: SCHEMA }];
+export const MIGRATIONS: readonly SqlMigration[] = [
+  { id: 1, description: "rate buckets, idempotency records, counted items and monthly usage", statements: SCHEMA },
+];
 
 /** `YYYY-MM` of a time, in UTC. */
 export function utcMonth(ms: number): string {
@@ -120,7 +122,9 @@ export class TenantGate extends DurableObject<Env> {
   take(bucket: BucketName): TakeResult {
     const { rate, burst } = BUCKETS[bucket];
     const now = Date.now();
-    const row = this.#sql.exec<{ tokens: number; updated_at: number }>("SELECT tokens, updated_at FROM buckets WHERE name = ?", bucket).toArray()[0];
+    const row = this.#sql
+      .exec<{ tokens: number; updated_at: number }>("SELECT tokens, updated_at FROM buckets WHERE name = ?", bucket)
+      .toArray()[0];
     const elapsed = row ? Math.max(0, now - row.updated_at) : 0;
     const tokens = row ? Math.min(burst, row.tokens + (elapsed * rate) / 1000) : burst;
     // The refill clock never runs backwards, even if the wall clock does.
@@ -158,7 +162,12 @@ export class TenantGate extends DurableObject<Env> {
     this.#sql.exec(
       `INSERT OR REPLACE INTO idempotency (key, fingerprint, route, state, lease, created_at, updated_at)
        VALUES (?, ?, ?, 'in_progress', ?, ?, ?)`,
-      key, fingerprint, route, lease, now, now,
+      key,
+      fingerprint,
+      route,
+      lease,
+      now,
+      now,
     );
     this.#scheduleSweep(now + IDEMPOTENCY_TTL_MS);
     return { kind: "new", lease };
@@ -173,7 +182,12 @@ export class TenantGate extends DurableObject<Env> {
     const cursor = this.#sql.exec(
       `UPDATE idempotency SET state = 'completed', lease = NULL, status = ?, headers = ?, body = ?, updated_at = ?
        WHERE key = ? AND lease = ? AND state = 'in_progress'`,
-      response.status, JSON.stringify(response.headers), response.body, Date.now(), key, lease,
+      response.status,
+      JSON.stringify(response.headers),
+      response.body,
+      Date.now(),
+      key,
+      lease,
     );
     return cursor.rowsWritten > 0;
   }
@@ -189,7 +203,10 @@ export class TenantGate extends DurableObject<Env> {
     const cursor = this.#sql.exec(
       `UPDATE idempotency SET state = 'not_replayable', lease = NULL, job_id = ?, updated_at = ?
        WHERE key = ? AND lease = ? AND state = 'in_progress'`,
-      jobId, Date.now(), key, lease,
+      jobId,
+      Date.now(),
+      key,
+      lease,
     );
     return cursor.rowsWritten > 0;
   }
@@ -212,7 +229,8 @@ export class TenantGate extends DurableObject<Env> {
     if (counted > 0) {
       this.#sql.exec(
         "INSERT INTO monthly_usage (month, items) VALUES (?, ?) ON CONFLICT (month) DO UPDATE SET items = items + excluded.items",
-        month, counted,
+        month,
+        counted,
       );
       this.#scheduleSweep(now + COUNTED_ITEM_TTL_MS);
     }
@@ -231,9 +249,14 @@ export class TenantGate extends DurableObject<Env> {
     const now = Date.now();
     return {
       usage: this.#sql.exec<{ month: string; items: number }>("SELECT month, items FROM monthly_usage").toArray(),
-      items: this.#sql.exec<{ item_id: string; month: string; counted_at: number }>("SELECT item_id, month, counted_at FROM counted_items").toArray(),
+      items: this.#sql
+        .exec<{ item_id: string; month: string; counted_at: number }>("SELECT item_id, month, counted_at FROM counted_items")
+        .toArray(),
       records: this.#sql
-        .exec<IdemRow & { route: string }>("SELECT * FROM idempotency WHERE state != 'in_progress' AND created_at > ?", now - IDEMPOTENCY_TTL_MS)
+        .exec<IdemRow & { route: string }>(
+          "SELECT * FROM idempotency WHERE state != 'in_progress' AND created_at > ?",
+          now - IDEMPOTENCY_TTL_MS,
+        )
         .toArray()
         .map((r) => ({ ...r, body: r.body ? new Uint8Array(r.body).slice().buffer : null })),
     };
@@ -252,17 +275,30 @@ export class TenantGate extends DurableObject<Env> {
     for (const u of state.usage) {
       this.#sql.exec(
         "INSERT INTO monthly_usage (month, items) VALUES (?, ?) ON CONFLICT (month) DO UPDATE SET items = MAX(items, excluded.items)",
-        u.month, u.items,
+        u.month,
+        u.items,
       );
     }
     for (const r of state.records) {
       this.#sql.exec(
         `INSERT OR IGNORE INTO idempotency (key, fingerprint, route, state, lease, status, headers, body, job_id, created_at, updated_at)
          VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?)`,
-        r.key, r.fingerprint, r.route, r.state, r.status, r.headers, r.body, r.job_id, r.created_at, r.updated_at,
+        r.key,
+        r.fingerprint,
+        r.route,
+        r.state,
+        r.status,
+        r.headers,
+        r.body,
+        r.job_id,
+        r.created_at,
+        r.updated_at,
       );
     }
-    const oldest = Math.min(...state.records.map((r) => r.created_at + IDEMPOTENCY_TTL_MS), ...state.items.map((i) => i.counted_at + COUNTED_ITEM_TTL_MS));
+    const oldest = Math.min(
+      ...state.records.map((r) => r.created_at + IDEMPOTENCY_TTL_MS),
+      ...state.items.map((i) => i.counted_at + COUNTED_ITEM_TTL_MS),
+    );
     if (Number.isFinite(oldest)) this.#scheduleSweep(Math.max(oldest, Date.now() + 1000));
   }
 
@@ -278,7 +314,8 @@ export class TenantGate extends DurableObject<Env> {
         `SELECT MIN(at) AS at FROM (
            SELECT MIN(created_at) + ? AS at FROM idempotency
            UNION ALL SELECT MIN(counted_at) + ? AS at FROM counted_items)`,
-        IDEMPOTENCY_TTL_MS, COUNTED_ITEM_TTL_MS,
+        IDEMPOTENCY_TTL_MS,
+        COUNTED_ITEM_TTL_MS,
       )
       .one().at;
     if (next !== null) this.#scheduleSweep(Math.max(next, now + 1000));

@@ -7,13 +7,24 @@ const READY_TO_CAPTURE = 2; // ready replies before capturing on its own
 
 const $ = (id) => document.getElementById(id);
 const ui = {
-  status: $("status"), viewer: $("viewer"), video: $("preview"), overlay: $("overlay"),
-  cue: $("cue"), capture: $("capture"), result: $("result"), events: $("events"), decision: $("decision"),
+  status: $("status"),
+  viewer: $("viewer"),
+  video: $("preview"),
+  overlay: $("overlay"),
+  cue: $("cue"),
+  capture: $("capture"),
+  result: $("result"),
+  events: $("events"),
+  decision: $("decision"),
 };
 
 const DECISION_TEXT = {
-  AUTO_APPROVE: "Approved", APPROVE: "Approved", FLAG: "Needs a review", FAILED: "Did not match",
-  UNREADABLE: "The signature could not be read: try again in better light", NO_SIGNATURE: "No signature was found",
+  AUTO_APPROVE: "Approved",
+  APPROVE: "Approved",
+  FLAG: "Needs a review",
+  FAILED: "Did not match",
+  UNREADABLE: "The signature could not be read: try again in better light",
+  NO_SIGNATURE: "No signature was found",
 };
 
 function setState(state, text) {
@@ -150,13 +161,20 @@ function addEvent(text) {
 
 function describeEvent(name, data) {
   switch (name) {
-    case "received": return "Received";
-    case "quality": return `Image quality ${Math.round((data.score ?? 0) * 100)}%`;
-    case "located": return `Signatures found: ${(data.signatures || []).length}`;
-    case "comparing": return `Comparing with ${data.reference_count} reference signatures`;
-    case "decision": return `Decision: ${data.decision ?? "none"}`;
-    case "error": return `Error: ${data.detail}`;
-    default: return name;
+    case "received":
+      return "Received";
+    case "quality":
+      return `Image quality ${Math.round((data.score ?? 0) * 100)}%`;
+    case "located":
+      return `Signatures found: ${(data.signatures || []).length}`;
+    case "comparing":
+      return `Comparing with ${data.reference_count} reference signatures`;
+    case "decision":
+      return `Decision: ${data.decision ?? "none"}`;
+    case "error":
+      return `Error: ${data.detail}`;
+    default:
+      return name;
   }
 }
 
@@ -174,7 +192,10 @@ async function readEvents(body, onEvent) {
       const lines = block.split("\n");
       const event = lines.find((l) => l.startsWith("event:"));
       if (!event) continue; // keep-alive comment
-      const data = lines.filter((l) => l.startsWith("data:")).map((l) => l.slice(5)).join("\n");
+      const data = lines
+        .filter((l) => l.startsWith("data:"))
+        .map((l) => l.slice(5))
+        .join("\n");
       onEvent(event.slice(6).trim(), JSON.parse(data));
     }
   }

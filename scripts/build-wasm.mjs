@@ -27,7 +27,23 @@ for (const entry of entries) {
   }
   execFileSync(
     asc,
-    [src, "-o", out, "--optimize", "-O3", "--enable", "simd", "--runtime", "stub", "--exportRuntime", "--noAssert", "--use", "abort=", "--maximumMemory", String(MAX_MEMORY_PAGES)],
+    [
+      src,
+      "-o",
+      out,
+      "--optimize",
+      "-O3",
+      "--enable",
+      "simd",
+      "--runtime",
+      "stub",
+      "--exportRuntime",
+      "--noAssert",
+      "--use",
+      "abort=",
+      "--maximumMemory",
+      String(MAX_MEMORY_PAGES),
+    ],
     { stdio: "inherit", cwd: root },
   );
   console.log(`built wasm/build/${name}.wasm`);
@@ -36,5 +52,7 @@ for (const entry of entries) {
 function listLib() {
   const lib = join(wasmDir, "lib");
   if (!existsSync(lib)) return [];
-  return readdirSync(lib).filter((f) => f.endsWith(".ts")).map((f) => join(lib, f));
+  return readdirSync(lib)
+    .filter((f) => f.endsWith(".ts"))
+    .map((f) => join(lib, f));
 }

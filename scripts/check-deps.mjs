@@ -40,7 +40,9 @@ function* sources() {
 const violations = findViolations(sources());
 for (const v of violations) console.error(`${v.file}:${v.line}: ${v.why}`);
 if (violations.length > 0) {
-  console.error(`check:deps: ${violations.length} import(s) break the layering (${GUARDED_LAYERS.join(", ")} may not import src/http, src/routes or hono)`);
+  console.error(
+    `check:deps: ${violations.length} import(s) break the layering (${GUARDED_LAYERS.join(", ")} may not import src/http, src/routes or hono)`,
+  );
   process.exit(1);
 }
 console.log(`check:deps: ${GUARDED_LAYERS.join(", ")} import nothing from src/http, src/routes or hono`);

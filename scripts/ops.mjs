@@ -3,7 +3,16 @@ import { parseArgs } from "node:util";
 import { platformClient } from "./platform-client.mjs";
 import { DEMO_SUBJECT, demoKey, demoSessionLink } from "./seed.mjs";
 
-const ALL = ["sig:checks:create", "sig:checks:read", "sig:subjects:read", "sig:references:write", "sig:references:delete", "sig:settings:manage", "org:read", "org:children:access"];
+const ALL = [
+  "sig:checks:create",
+  "sig:checks:read",
+  "sig:subjects:read",
+  "sig:references:write",
+  "sig:references:delete",
+  "sig:settings:manage",
+  "org:read",
+  "org:children:access",
+];
 
 const HELP = `Usage: npm run ops -- <command> [options]
 
@@ -75,7 +84,7 @@ const print = (x) => console.log(JSON.stringify(x, null, 2));
 
 try {
   const { call } = platformClient(base);
-  const key = `${group} ${group === "audit" || group === "session" ? "" : action ?? ""}`.trim();
+  const key = `${group} ${group === "audit" || group === "session" ? "" : (action ?? "")}`.trim();
   switch (key) {
     case "orgs create":
       print(
@@ -107,7 +116,12 @@ try {
       print(await call("POST", `/platform/orgs/${need(args[0], "ORG_ID")}/move`, { region: need(args[1], "region") }));
       break;
     case "keys mint": {
-      const permissions = o.all ? ALL : need(o.permissions, "--permissions or --all").split(",").map((p) => p.trim()).filter(Boolean);
+      const permissions = o.all
+        ? ALL
+        : need(o.permissions, "--permissions or --all")
+            .split(",")
+            .map((p) => p.trim())
+            .filter(Boolean);
       const minted = await call("POST", `/platform/orgs/${need(args[0], "ORG_ID")}/keys`, {
         permissions,
         ...(o.name ? { name: o.name } : {}),

@@ -53,11 +53,15 @@ Countersign is running at ${base}
   curl -H "Authorization: Bearer ${key}" ${base}/sig/policies
 
   npm run ops -- --help      (operator commands: organisations, keys, audit log)
-${link ? `
+${
+  link
+    ? `
   Live capture for the demo subject ${DEMO_SUBJECT} (open on this machine; valid 15 minutes, one check):
   ${link}
   npm run ops -- session     (mints another link)
-` : ""}`);
+`
+    : ""
+}`);
 }
 
 export const DEMO_SUBJECT = "alice";
@@ -77,7 +81,8 @@ export async function demoSessionLink(base, key, subject = DEMO_SUBJECT) {
   if (existing.status === 404 && subject === DEMO_SUBJECT) {
     if (!existsSync("demo-images/alice-1.png")) execFileSync("node", ["--import", "tsx", "scripts/demo-images.ts"], { stdio: "ignore" });
     const form = new FormData();
-    for (let i = 1; i <= 3; i++) form.append(`alice-${i}`, new Blob([readFileSync(`demo-images/alice-${i}.png`)], { type: "image/png" }), `alice-${i}.png`);
+    for (let i = 1; i <= 3; i++)
+      form.append(`alice-${i}`, new Blob([readFileSync(`demo-images/alice-${i}.png`)], { type: "image/png" }), `alice-${i}.png`);
     const enrolled = await fetch(`${base}/sig/subjects/${subject}/references`, { method: "PUT", headers: auth, body: form });
     if (!enrolled.ok) throw new Error(`enrolling ${subject}: ${enrolled.status} ${await enrolled.text()}`);
   }

@@ -8,7 +8,10 @@ const wrangler = "node_modules/.bin/wrangler";
 const port = process.env.PORT ?? "8787";
 
 for (const db of ["countersign-directory", "countersign-us", "countersign-eu"]) {
-  execFileSync(wrangler, ["d1", "migrations", "apply", db, "--local"], { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, CI: "true" } });
+  execFileSync(wrangler, ["d1", "migrations", "apply", db, "--local"], {
+    stdio: ["ignore", "ignore", "inherit"],
+    env: { ...process.env, CI: "true" },
+  });
 }
 
 if (!existsSync(".dev.vars") || !/OPERATOR_TOKEN=/.test(readFileSync(".dev.vars", "utf8"))) {

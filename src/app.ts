@@ -45,7 +45,7 @@ export function createApp(): App {
         throw new ProblemError("not_found", "The resource does not exist.");
       }
       const issue = result.error.issues[0];
-      const field = [target === "json" || target === "form" ? "body" : target ?? "request", ...issue.path.map(String)].join(".");
+      const field = [target === "json" || target === "form" ? "body" : (target ?? "request"), ...issue.path.map(String)].join(".");
       throw invalidField(field, issue.message);
     },
   });
@@ -76,7 +76,13 @@ export function createApp(): App {
   registerOpenApi(app);
   registerApiReference(app);
 
-  app.notFound((c) => renderProblem(new ProblemError("not_found", `No route ${c.req.method} ${new URL(c.req.url).pathname}.`), configOf(c.env).docsUrl, c.get("requestId")));
+  app.notFound((c) =>
+    renderProblem(
+      new ProblemError("not_found", `No route ${c.req.method} ${new URL(c.req.url).pathname}.`),
+      configOf(c.env).docsUrl,
+      c.get("requestId"),
+    ),
+  );
 
   app.onError((err, c) => {
     const problem = isProblemError(err) ? err : fromFrameworkError(err);

@@ -14,7 +14,14 @@ import type { Env } from "./env";
 import type { RegionName } from "./domain/tenancy";
 import { ITEM_BUDGET_MS } from "./domain/job";
 import { FETCH_DEADLINE_MS, STALL_WINDOW_MS } from "./fetch/url-fetch";
-import { LIVE_IDLE_MS, LIVE_INSTANCE_CONNECTIONS, LIVE_MAX_MS, LIVE_RECHECK_MS, LIVE_TENANT_CONNECTIONS, type LiveTimings } from "./domain/live";
+import {
+  LIVE_IDLE_MS,
+  LIVE_INSTANCE_CONNECTIONS,
+  LIVE_MAX_MS,
+  LIVE_RECHECK_MS,
+  LIVE_TENANT_CONNECTIONS,
+  type LiveTimings,
+} from "./domain/live";
 import { DEFAULT_ATTEMPT_TIMEOUT_MS, DEFAULT_DISABLE_AFTER_S, DEFAULT_RETRY_DELAYS_S, type RetryConfig } from "./domain/webhook-retry";
 
 /** The production values of every timing and capacity, used when the variable is unset or empty. */
@@ -121,7 +128,11 @@ const optionalText = z
   .optional()
   .transform((s) => (s === undefined || s.trim() === "" ? null : s.trim()));
 
-const required = (what: string) => z.string({ error: `is required (${what})` }).trim().min(1, `is required (${what})`);
+const required = (what: string) =>
+  z
+    .string({ error: `is required (${what})` })
+    .trim()
+    .min(1, `is required (${what})`);
 
 const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
 
@@ -173,7 +184,10 @@ const Vars = z.object({
   ),
   API_KEY_ENV: z.string().regex(/^[a-z0-9]{1,16}$/, "must be 1 to 16 of [a-z0-9], e.g. live or test"),
   REGION_HOSTS: whenSet(
-    json(z.strictObject({ us: hostName.optional(), eu: hostName.optional() }), 'a JSON object such as {"us":"us.api.example.com","eu":"eu.api.example.com"}'),
+    json(
+      z.strictObject({ us: hostName.optional(), eu: hostName.optional() }),
+      'a JSON object such as {"us":"us.api.example.com","eu":"eu.api.example.com"}',
+    ),
   ),
   DOCS_URL: httpUrl,
   JWT_ISSUER: required("the dashboard token issuer"),
@@ -181,7 +195,14 @@ const Vars = z.object({
   JWKS_URL: whenSet(httpUrl),
   JWKS_INLINE: whenSet(json(z.object({ keys: z.array(z.record(z.string(), z.unknown())) }), 'a JSON Web Key Set, {"keys":[...]}')),
   CURSOR_SECRET: whenSet(z.string().min(16, "must be at least 16 characters when set")),
-  INSECURE_FETCH_HOSTS: optionalText.transform((s) => (s === null ? [] : s.split(",").map((h) => h.trim()).filter(Boolean))),
+  INSECURE_FETCH_HOSTS: optionalText.transform((s) =>
+    s === null
+      ? []
+      : s
+          .split(",")
+          .map((h) => h.trim())
+          .filter(Boolean),
+  ),
   CHECK_ITEM_BUDGET_MS: integer(DEFAULTS.checkItemBudgetMs, 1),
   CHECK_CAPACITY: integer(DEFAULTS.checkCapacity, 0),
   CHECK_KEEPALIVE_MS: integer(DEFAULTS.checkKeepAliveMs, 10),
@@ -198,14 +219,24 @@ const Vars = z.object({
   BUCKET_KEYS_MODE: whenSet(z.enum(["local", "r2"], { error: "must be local, r2 or empty" })),
   BUCKET_SECRET_KEY: whenSet(z.string().min(16, "must be at least 16 characters when set")),
   R2_BUCKET_NAMES: whenSet(
-    json(z.strictObject({ us: z.string().min(3).optional(), eu: z.string().min(3).optional() }), 'a JSON object such as {"us":"countersign-files-us","eu":"countersign-files-eu"}'),
+    json(
+      z.strictObject({ us: z.string().min(3).optional(), eu: z.string().min(3).optional() }),
+      'a JSON object such as {"us":"countersign-files-us","eu":"countersign-files-eu"}',
+    ),
   ),
   S3_ENDPOINT_URL: whenSet(httpUrl),
   DROP_WAIT_SECONDS: integer(300, 0),
   R2_ACCOUNT_ID: optionalText,
   CF_API_TOKEN: optionalText,
   R2_PARENT_ACCESS_KEY_ID: optionalText,
-  WEBHOOK_DEV_HOSTS: optionalText.transform((s) => (s === null ? [] : s.split(",").map((h) => h.trim()).filter(Boolean))),
+  WEBHOOK_DEV_HOSTS: optionalText.transform((s) =>
+    s === null
+      ? []
+      : s
+          .split(",")
+          .map((h) => h.trim())
+          .filter(Boolean),
+  ),
   WEBHOOK_RETRY_SCHEDULE: whenSet(
     z
       .string()

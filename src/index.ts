@@ -21,7 +21,10 @@ function misconfigured(err: ConfigError, env: Env): Response {
   console.error(err.message);
   // DOCS_URL may itself be the bad value: then the problem type is the relative `/problems/internal_error`.
   const docs = err.issues.some((i) => i.startsWith("DOCS_URL")) ? "" : env.DOCS_URL;
-  return renderProblem(new ProblemError("internal_error", "The service is misconfigured; the operator has been told why in its logs."), docs);
+  return renderProblem(
+    new ProblemError("internal_error", "The service is misconfigured; the operator has been told why in its logs."),
+    docs,
+  );
 }
 
 export default {

@@ -36,16 +36,21 @@ function parseCsv(text: string): Record<string, string>[] {
   const lines = text.split(/\r?\n/).filter((l) => l.trim() !== "");
   const split = (l: string) => {
     const out: string[] = [];
-    let cur = "", quoted = false;
+    let cur = "",
+      quoted = false;
     for (let i = 0; i < l.length; i++) {
       const c = l[i];
       if (quoted) {
-        if (c === '"' && l[i + 1] === '"') { cur += '"'; i++; }
-        else if (c === '"') quoted = false;
+        if (c === '"' && l[i + 1] === '"') {
+          cur += '"';
+          i++;
+        } else if (c === '"') quoted = false;
         else cur += c;
       } else if (c === '"') quoted = true;
-      else if (c === ",") { out.push(cur); cur = ""; }
-      else cur += c;
+      else if (c === ",") {
+        out.push(cur);
+        cur = "";
+      } else cur += c;
     }
     out.push(cur);
     return out.map((s) => s.trim());

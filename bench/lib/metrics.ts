@@ -5,7 +5,8 @@ export function eer(genuine: number[], impostor: number[]): number {
   if (genuine.length === 0 || impostor.length === 0) return NaN;
   const all = [...genuine.map((s) => ({ s, g: 1 })), ...impostor.map((s) => ({ s, g: 0 }))].sort((a, b) => a.s - b.s);
   // Threshold just above position i: everything at or below is rejected.
-  let rejG = 0, rejI = 0;
+  let rejG = 0,
+    rejI = 0;
   let best = { gap: Infinity, rate: 0.5 };
   const consider = () => {
     const frr = rejG / genuine.length;

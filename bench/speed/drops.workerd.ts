@@ -24,11 +24,20 @@ it("bucket drop: 50 signatures, last upload to summary.json", async () => {
   const items = [];
   for (let i = 0; i < BATCH; i++) {
     const file = `sig-${String(i).padStart(2, "0")}.png`;
-    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}${file}`, Body: signaturePng(i % 2 === 0 ? 41 : 42, i), ContentType: "image/png" }));
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: key.bucket,
+        Key: `${folder}${file}`,
+        Body: signaturePng(i % 2 === 0 ? 41 : 42, i),
+        ContentType: "image/png",
+      }),
+    );
     items.push({ file, subject_reference: "alice", input_type: "signature_image", reference: `bench-${i}` });
   }
   const manifest = new TextEncoder().encode(JSON.stringify({ items }));
-  await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}manifest.json`, Body: manifest, ContentType: "application/json" }));
+  await s3.send(
+    new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}manifest.json`, Body: manifest, ContentType: "application/json" }),
+  );
   const lastUpload = performance.now();
 
   for (;;) {
@@ -42,5 +51,7 @@ it("bucket drop: 50 signatures, last upload to summary.json", async () => {
     await new Promise((r) => setTimeout(r, 50));
   }
   const ms = performance.now() - lastUpload;
-  console.log(`\nbucket drop, ${BATCH} signatures: last upload -> summary.json ${(ms / 1000).toFixed(2)} s (${(ms / BATCH).toFixed(0)} ms per signature)\n`);
+  console.log(
+    `\nbucket drop, ${BATCH} signatures: last upload -> summary.json ${(ms / 1000).toFixed(2)} s (${(ms / BATCH).toFixed(0)} ms per signature)\n`,
+  );
 });

@@ -31,7 +31,9 @@ it("live frame reply", async () => {
     protocol: null,
   };
   const stub = env.LIVE_CAPTURE.get(env.LIVE_CAPTURE.idFromName("live:org:org_bench"));
-  const res = await stub.fetch("https://live.internal/connect", { headers: { Upgrade: "websocket", [LIVE_CONNECT_HEADER]: JSON.stringify(connect) } });
+  const res = await stub.fetch("https://live.internal/connect", {
+    headers: { Upgrade: "websocket", [LIVE_CONNECT_HEADER]: JSON.stringify(connect) },
+  });
   const ws = res.webSocket!;
   ws.accept();
   let resolveReply: ((data: string) => void) | null = null;

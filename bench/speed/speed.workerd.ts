@@ -97,7 +97,11 @@ it("speed", async () => {
   report("A4: locate", await measure(() => locateSignatures([page], { inputType: "scan" })));
   report("A4: features (one signature)", await measure(() => extractFeatures(core, crop)));
   await attempt("A4: compare (10 references)", () => measure(() => compareToModel(core, f, model)));
-  await attempt("A4: whole pipeline (checkDocument, incl. crop PNG)", () => measure(() => checkDocument(core, a4, model, policy, { inputType: "scan" })), "<= 1000 ms");
+  await attempt(
+    "A4: whole pipeline (checkDocument, incl. crop PNG)",
+    () => measure(() => checkDocument(core, a4, model, policy, { inputType: "scan" })),
+    "<= 1000 ms",
+  );
   if (!cmpOk) {
     // Without a working comparison, the pipeline up to the features: what checkDocument runs before comparing.
     report(
@@ -124,7 +128,10 @@ it("speed", async () => {
     "<= 50 ms",
   );
 
-  report("640 px frame: analyseFrame (decode + quality + locate)", await measure(() => analyseFrame(frame, { qualityFloor: DEFAULT_QUALITY_FLOOR })));
+  report(
+    "640 px frame: analyseFrame (decode + quality + locate)",
+    await measure(() => analyseFrame(frame, { qualityFloor: DEFAULT_QUALITY_FLOOR })),
+  );
 
   // One comparison against 10 references, and the kernels alone.
   const q = extractFeatures(core, renderSignature(writer, { variant: 30 }));
@@ -139,7 +146,9 @@ it("speed", async () => {
 
   const lines = ["", "Countersign speed benchmark (workerd, medians)", ""];
   for (const [name, ms, target] of rows) {
-    lines.push(typeof ms === "number" ? `${name.padEnd(66)} ${ms.toFixed(ms < 1 ? 4 : 1).padStart(9)} ms  ${target}` : `${name.padEnd(66)} ${ms}`);
+    lines.push(
+      typeof ms === "number" ? `${name.padEnd(66)} ${ms.toFixed(ms < 1 ? 4 : 1).padStart(9)} ms  ${target}` : `${name.padEnd(66)} ${ms}`,
+    );
   }
   lines.push(`${"WASM kernels speed-up over TypeScript".padEnd(66)} ${(ts / wasm).toFixed(1).padStart(9)} x`);
   console.log(lines.join("\n"));

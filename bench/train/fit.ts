@@ -63,10 +63,14 @@ export function fitParams(core: Core, writers: Writer[], opt: FitOptions): Scori
     priorMean.push(mean(rowsByWriter.map((rows) => mean(rows.map((r) => r[g])))));
     // Spread of a genuine distance around its own writer's mean, pooled over writers.
     priorSpread.push(
-      Math.sqrt(mean(rowsByWriter.map((rows) => {
-        const m = mean(rows.map((r) => r[g]));
-        return mean(rows.map((r) => (r[g] - m) ** 2)) * rows.length / Math.max(1, rows.length - 1);
-      }))),
+      Math.sqrt(
+        mean(
+          rowsByWriter.map((rows) => {
+            const m = mean(rows.map((r) => r[g]));
+            return (mean(rows.map((r) => (r[g] - m) ** 2)) * rows.length) / Math.max(1, rows.length - 1);
+          }),
+        ),
+      ),
     );
   }
   // 2. Real genuine distance over synthetic-variant distance, per group.
@@ -112,27 +116,46 @@ export function fitParams(core: Core, writers: Writer[], opt: FitOptions): Scori
         band.X.push(comparisonVector(d, active.length, G, model, params).x);
         band.y.push(q.kind === "genuine" ? 1 : 0);
         band.kinds.push(q.kind);
-        band.wt.push(q.kind === "genuine" ? 1 / counts.genuine : q.kind === "skilled" ? 1 / Math.max(1, counts.skilled) : rw / Math.max(1, counts.random));
+        band.wt.push(
+          q.kind === "genuine"
+            ? 1 / counts.genuine
+            : q.kind === "skilled"
+              ? 1 / Math.max(1, counts.skilled)
+              : rw / Math.max(1, counts.random),
+        );
       }
     }
   }
   // One linear model over all bands (more data, fewer ways to overfit); each band gets its own calibration.
   const all = [...bands.values()];
-  const XA = all.flatMap((b) => b.X), yA = all.flatMap((b) => b.y), wA = all.flatMap((b) => b.wt);
-  const pooled = opt.classifier === "zmean"
-    ? { weights: [...new Array(G).fill(-1 / G), ...new Array(2 * G).fill(0)], bias: 0 }
-    : monotoneLogistic(XA, yA, wA, opt.lambda ?? 1e-2);
+  const XA = all.flatMap((b) => b.X),
+    yA = all.flatMap((b) => b.y),
+    wA = all.flatMap((b) => b.wt);
+  const pooled =
+    opt.classifier === "zmean"
+      ? { weights: [...new Array(G).fill(-1 / G), ...new Array(2 * G).fill(0)], bias: 0 }
+      : monotoneLogistic(XA, yA, wA, opt.lambda ?? 1e-2);
   for (const maxRefs of BANDS) {
     const { X, y, wt, kinds } = bands.get(maxRefs)!;
     const c = opt.perBand && opt.classifier !== "zmean" && X.length > 0 ? monotoneLogistic(X, y, wt, opt.lambda ?? 1e-2) : pooled;
     // 4. Calibration: a logistic map of the logit (Platt), on the same balanced weights.
     const logits = X.map((x) => c.bias + x.reduce((s, v, i) => s + v * c.weights[i], 0));
-    const cal = X.length ? logistic(logits.map((l) => [l]), y, wt, 1e-6) : { w: [1], b: 0 };
+    const cal = X.length
+      ? logistic(
+          logits.map((l) => [l]),
+          y,
+          wt,
+          1e-6,
+        )
+      : { w: [1], b: 0 };
     const calibration = { a: cal.w[0], b: cal.b };
     const anchor = opt.anchor === undefined ? DEFAULT_ANCHOR : opt.anchor;
     if (anchor && X.length) {
       // Move the map so that the anchor score falls at the wanted skilled-forgery FAR on training data.
-      const skilled = logits.filter((_, i) => kinds[i] === "skilled").map((l) => calibration.a * l).sort((p, q) => q - p);
+      const skilled = logits
+        .filter((_, i) => kinds[i] === "skilled")
+        .map((l) => calibration.a * l)
+        .sort((p, q) => q - p);
       const cut = skilled[Math.min(skilled.length - 1, Math.floor(anchor.far * skilled.length))];
       calibration.b = Math.log(anchor.score / (1 - anchor.score)) - cut;
     }
@@ -150,7 +173,12 @@ export function monotoneLogistic(X: number[][], y: number[], wt: number[], lambd
   const d = X[0]?.length ?? 0;
   let free = Array.from({ length: d }, (_, j) => j);
   for (;;) {
-    const fit = logistic(X.map((x) => free.map((j) => x[j])), y, wt, lambda);
+    const fit = logistic(
+      X.map((x) => free.map((j) => x[j])),
+      y,
+      wt,
+      lambda,
+    );
     const weights = new Array(d).fill(0);
     free.forEach((j, i) => (weights[j] = fit.w[i]));
     const positive = free.filter((j) => weights[j] > 0);

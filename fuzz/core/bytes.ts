@@ -24,7 +24,9 @@ export function rd16(b: Uint8Array, o: number, le: boolean): number {
   return le ? b[o] | (b[o + 1] << 8) : (b[o] << 8) | b[o + 1];
 }
 export function rd32(b: Uint8Array, o: number, le: boolean): number {
-  const v = le ? b[o] | (b[o + 1] << 8) | (b[o + 2] << 16) | (b[o + 3] << 24) : (b[o] << 24) | (b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3];
+  const v = le
+    ? b[o] | (b[o + 1] << 8) | (b[o + 2] << 16) | (b[o + 3] << 24)
+    : (b[o] << 24) | (b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3];
   return v >>> 0;
 }
 export function wr16(b: Uint8Array, o: number, v: number, le: boolean): void {
@@ -47,7 +49,26 @@ export function indexOfBytes(hay: Uint8Array, needle: Uint8Array, from = 0): num
 
 /** Values that break size arithmetic: zero, one, sign and width boundaries, and "just past" the real value. */
 export function interesting32(real: number): number[] {
-  return [0, 1, 2, 0x7f, 0x80, 0xff, 0x100, 0x7fff, 0x8000, 0xffff, 0x10000, 0x7fffffff, 0x80000000, 0xffffffff, real + 1, real - 1, real * 2, real * 256];
+  return [
+    0,
+    1,
+    2,
+    0x7f,
+    0x80,
+    0xff,
+    0x100,
+    0x7fff,
+    0x8000,
+    0xffff,
+    0x10000,
+    0x7fffffff,
+    0x80000000,
+    0xffffffff,
+    real + 1,
+    real - 1,
+    real * 2,
+    real * 256,
+  ];
 }
 export function interesting16(real: number): number[] {
   return [0, 1, 2, 0x7f, 0x80, 0xff, 0x100, 0x7fff, 0x8000, 0xffff, (real + 1) & 0xffff, Math.max(0, real - 1), (real * 2) & 0xffff];

@@ -11,7 +11,12 @@ import { pngMutators } from "../mutators/png";
 import { tiffMutators } from "../mutators/tiff";
 import type { DocFormat, FuzzCase, FuzzFormat, Mutator, Seed } from "./types";
 
-export const STRUCTURE_MUTATORS: Record<DocFormat, Mutator[]> = { png: pngMutators, jpeg: jpegMutators, tiff: tiffMutators, pdf: pdfMutators };
+export const STRUCTURE_MUTATORS: Record<DocFormat, Mutator[]> = {
+  png: pngMutators,
+  jpeg: jpegMutators,
+  tiff: tiffMutators,
+  pdf: pdfMutators,
+};
 
 /** How often each format comes up (multipart cases go through the Worker and cost more). */
 const WEIGHTS: Record<FuzzFormat, number> = { png: 20, jpeg: 22, tiff: 24, pdf: 22, multipart: 12 };

@@ -40,7 +40,11 @@ export function pendingDefect(c: FuzzCase): PendingDefect | null {
  * The subset's cases of one format, in order: indexes 0, 1, 2... of the fixed seed, pending cases
  * skipped (and returned apart) until `SUITE_CASES[format]` enabled cases are found.
  */
-export function suiteCases(corpus: Seed[], format: FuzzFormat, includePending = false): { cases: FuzzCase[]; pending: { c: FuzzCase; defect: PendingDefect }[] } {
+export function suiteCases(
+  corpus: Seed[],
+  format: FuzzFormat,
+  includePending = false,
+): { cases: FuzzCase[]; pending: { c: FuzzCase; defect: PendingDefect }[] } {
   const cases: FuzzCase[] = [];
   const pending: { c: FuzzCase; defect: PendingDefect }[] = [];
   for (let i = 0; cases.length < SUITE_CASES[format] && i < SUITE_CASES[format] * 20; i++) {

@@ -43,7 +43,4 @@ export interface FuzzCase {
 }
 
 /** How one case ended. Anything but "ok" and "typed" is a finding. */
-export type DecodeOutcome =
-  | { kind: "ok"; pages: number }
-  | { kind: "typed"; code: string }
-  | { kind: "untyped"; error: string };
+export type DecodeOutcome = { kind: "ok"; pages: number } | { kind: "typed"; code: string } | { kind: "untyped"; error: string };

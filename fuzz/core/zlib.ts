@@ -4,7 +4,10 @@ import pako from "pako";
 
 const z = pako as unknown as {
   deflate(data: Uint8Array, opts?: { level?: number }): Uint8Array;
-  Deflate: new (opts?: { level?: number; raw?: boolean }) => { push(data: Uint8Array, mode: boolean | number): boolean; onData: (c: Uint8Array) => void; result: Uint8Array };
+  Deflate: new (opts?: {
+    level?: number;
+    raw?: boolean;
+  }) => { push(data: Uint8Array, mode: boolean | number): boolean; onData: (c: Uint8Array) => void; result: Uint8Array };
 };
 
 export function deflate(data: Uint8Array, level = 6): Uint8Array {

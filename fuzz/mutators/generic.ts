@@ -80,7 +80,8 @@ export const genericMutators: Mutator[] = [
     name: "copy-range",
     apply(b, r) {
       // Overwrite one part of the file with another: duplicated markers and tables in unexpected places.
-      const from = pos(b.length, r), to = pos(b.length, r);
+      const from = pos(b.length, r),
+        to = pos(b.length, r);
       const n = Math.min(r.int(4, 256), b.length - from, b.length - to);
       const out = b.slice();
       out.copyWithin(to, from, from + n);

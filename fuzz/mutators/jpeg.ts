@@ -97,23 +97,33 @@ function edit(segs: Segment[], pick: (s: Segment) => boolean, r: Rng, f: (d: Uin
 
 export const jpegMutators: Mutator[] = [
   withSegments("sof-dims", (segs, r) =>
-    edit(segs, (s) => isSof(s.marker) && s.data.length >= 6, r, (d) => {
-      const at = r.pick([1, 3]);
-      const v = r.pick(interesting16(rd16(d, at, false)));
-      wr16(d, at, v, false);
-      return `${at === 1 ? "height" : "width"}=${v}`;
-    }),
+    edit(
+      segs,
+      (s) => isSof(s.marker) && s.data.length >= 6,
+      r,
+      (d) => {
+        const at = r.pick([1, 3]);
+        const v = r.pick(interesting16(rd16(d, at, false)));
+        wr16(d, at, v, false);
+        return `${at === 1 ? "height" : "width"}=${v}`;
+      },
+    ),
   ),
   withSegments("sof-components", (segs, r) =>
-    edit(segs, (s) => isSof(s.marker) && s.data.length >= 6, r, (d) => {
-      const which = r.int(0, 3);
-      if (which === 0) return `count=${put(d, 5, r.pick([0, 1, 2, 3, 4, 5, 255]))}`;
-      if (which === 1) return `precision=${put(d, 0, r.pick([0, 1, 12, 16, 255]))}`;
-      const c = 6 + 3 * r.int(0, Math.max(0, Math.floor((d.length - 6) / 3) - 1));
-      if (c + 2 >= d.length) return null;
-      if (which === 2) return `sampling=${put(d, c + 1, r.pick([0x00, 0x11, 0x22, 0x44, 0x0f, 0xf0, 0xff, 0x41]))}`;
-      return `quant-id=${put(d, c + 2, r.pick([1, 3, 4, 255]))}`;
-    }),
+    edit(
+      segs,
+      (s) => isSof(s.marker) && s.data.length >= 6,
+      r,
+      (d) => {
+        const which = r.int(0, 3);
+        if (which === 0) return `count=${put(d, 5, r.pick([0, 1, 2, 3, 4, 5, 255]))}`;
+        if (which === 1) return `precision=${put(d, 0, r.pick([0, 1, 12, 16, 255]))}`;
+        const c = 6 + 3 * r.int(0, Math.max(0, Math.floor((d.length - 6) / 3) - 1));
+        if (c + 2 >= d.length) return null;
+        if (which === 2) return `sampling=${put(d, c + 1, r.pick([0x00, 0x11, 0x22, 0x44, 0x0f, 0xf0, 0xff, 0x41]))}`;
+        return `quant-id=${put(d, c + 2, r.pick([1, 3, 4, 255]))}`;
+      },
+    ),
   ),
   withSegments("sof-type", (segs, r) => {
     const s = segs.find((x) => isSof(x.marker));
@@ -123,36 +133,51 @@ export const jpegMutators: Mutator[] = [
     return `${from.toString(16)}->${s.marker.toString(16)}`;
   }),
   withSegments("dht-damage", (segs, r) =>
-    edit(segs, (s) => s.marker === 0xc4 && s.data.length > 17, r, (d) => {
-      const which = r.int(0, 2);
-      if (which === 0) return `class-id=${put(d, 0, r.pick([0x02, 0x04, 0x14, 0xff, 0x13]))}`;
-      if (which === 1) {
-        // Counts that claim more codes than the table holds, or more than a code length allows.
-        const i = r.int(1, 16);
-        return `count${i}=${put(d, i, r.pick([0, 1, 2, 255, 200]))}`;
-      }
-      const i = r.int(17, d.length - 1);
-      return `symbol@${i}=${put(d, i, r.int(0, 255))}`;
-    }),
+    edit(
+      segs,
+      (s) => s.marker === 0xc4 && s.data.length > 17,
+      r,
+      (d) => {
+        const which = r.int(0, 2);
+        if (which === 0) return `class-id=${put(d, 0, r.pick([0x02, 0x04, 0x14, 0xff, 0x13]))}`;
+        if (which === 1) {
+          // Counts that claim more codes than the table holds, or more than a code length allows.
+          const i = r.int(1, 16);
+          return `count${i}=${put(d, i, r.pick([0, 1, 2, 255, 200]))}`;
+        }
+        const i = r.int(17, d.length - 1);
+        return `symbol@${i}=${put(d, i, r.int(0, 255))}`;
+      },
+    ),
   ),
   withSegments("dqt-damage", (segs, r) =>
-    edit(segs, (s) => s.marker === 0xdb && s.data.length > 1, r, (d) => {
-      if (r.next() < 0.5) return `pq-tq=${put(d, 0, r.pick([0x10, 0x04, 0xff, 0x13]))}`;
-      const i = r.int(1, d.length - 1);
-      return `value@${i}=${put(d, i, r.pick([0, 255]))}`;
-    }),
+    edit(
+      segs,
+      (s) => s.marker === 0xdb && s.data.length > 1,
+      r,
+      (d) => {
+        if (r.next() < 0.5) return `pq-tq=${put(d, 0, r.pick([0x10, 0x04, 0xff, 0x13]))}`;
+        const i = r.int(1, d.length - 1);
+        return `value@${i}=${put(d, i, r.pick([0, 255]))}`;
+      },
+    ),
   ),
   withSegments("sos-header", (segs, r) =>
-    edit(segs, (s) => s.marker === 0xda && s.data.length >= 4, r, (d) => {
-      const n = d.length;
-      const which = r.int(0, 4);
-      if (which === 0) return `ns=${put(d, 0, r.pick([0, 2, 3, 4, 5, 255]))}`;
-      if (which === 1) return `selector=${put(d, 1, r.pick([0, 2, 7, 255]))}`;
-      if (which === 2) return `tables=${put(d, 2, r.pick([0x11, 0x44, 0xff, 0x04, 0x40]))}`;
-      // Progressive parameters: start and end of the spectral band, successive approximation.
-      if (which === 3) return `ss-se=${put(d, n - 3, r.pick([0, 1, 63, 64, 255]))},${put(d, n - 2, r.pick([0, 5, 63, 64, 255]))}`;
-      return `ah-al=${put(d, n - 1, r.pick([0x00, 0x01, 0x10, 0x0d, 0xd0, 0xff, 0x21]))}`;
-    }),
+    edit(
+      segs,
+      (s) => s.marker === 0xda && s.data.length >= 4,
+      r,
+      (d) => {
+        const n = d.length;
+        const which = r.int(0, 4);
+        if (which === 0) return `ns=${put(d, 0, r.pick([0, 2, 3, 4, 5, 255]))}`;
+        if (which === 1) return `selector=${put(d, 1, r.pick([0, 2, 7, 255]))}`;
+        if (which === 2) return `tables=${put(d, 2, r.pick([0x11, 0x44, 0xff, 0x04, 0x40]))}`;
+        // Progressive parameters: start and end of the spectral band, successive approximation.
+        if (which === 3) return `ss-se=${put(d, n - 3, r.pick([0, 1, 63, 64, 255]))},${put(d, n - 2, r.pick([0, 5, 63, 64, 255]))}`;
+        return `ah-al=${put(d, n - 1, r.pick([0x00, 0x01, 0x10, 0x0d, 0xd0, 0xff, 0x21]))}`;
+      },
+    ),
   ),
   withSegments("restart", (segs, r) => {
     // A restart interval (possibly 0 or 1) and, or, RST markers dropped into the entropy data.
@@ -203,7 +228,8 @@ export const jpegMutators: Mutator[] = [
     return `${segs[i].marker.toString(16)}x${n}`;
   }),
   withSegments("segment-swap", (segs, r) => {
-    const i = r.int(0, segs.length - 1), j = r.int(0, segs.length - 1);
+    const i = r.int(0, segs.length - 1),
+      j = r.int(0, segs.length - 1);
     [segs[i], segs[j]] = [segs[j], segs[i]];
     return `${segs[i].marker.toString(16)}<->${segs[j].marker.toString(16)}`;
   }),
@@ -244,7 +270,40 @@ export const jpegMutators: Mutator[] = [
     // A minimal Exif APP1 whose orientation (or its IFD offset) is out of range.
     const o = r.pick([0, 5, 8, 9, 255, 0xffff]);
     const ifdOff = r.pick([8, 8, 0xfffffff0]);
-    const app1 = new Uint8Array([0x45, 0x78, 0x69, 0x66, 0, 0, 0x4d, 0x4d, 0, 0x2a, (ifdOff >>> 24) & 255, (ifdOff >>> 16) & 255, (ifdOff >>> 8) & 255, ifdOff & 255, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, o >> 8, o & 255, 0, 0, 0, 0, 0, 0]);
+    const app1 = new Uint8Array([
+      0x45,
+      0x78,
+      0x69,
+      0x66,
+      0,
+      0,
+      0x4d,
+      0x4d,
+      0,
+      0x2a,
+      (ifdOff >>> 24) & 255,
+      (ifdOff >>> 16) & 255,
+      (ifdOff >>> 8) & 255,
+      ifdOff & 255,
+      0,
+      1,
+      0x01,
+      0x12,
+      0,
+      3,
+      0,
+      0,
+      0,
+      1,
+      o >> 8,
+      o & 255,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+    ]);
     segs.unshift({ marker: 0xe1, data: app1 });
     return `orientation=${o},ifd=${ifdOff}`;
   }),

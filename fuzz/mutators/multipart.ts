@@ -64,7 +64,16 @@ function base(route: HttpRequestCase["route"], doc: Uint8Array, r: Rng): Body {
     route === "checks"
       ? [fieldPart("request", JSON.stringify({ items: [{ file: "d", subject_reference: FUZZ_SUBJECT }] })), filePart("d", doc)]
       : [filePart("r1", doc, "image/png", "r1.png"), fieldPart("source.r1", "unverified")];
-  return { boundary, headerBoundary: boundary, quoteBoundary: false, parts, eol: "\r\n", preamble: "", closed: true, mediaType: "multipart/form-data" };
+  return {
+    boundary,
+    headerBoundary: boundary,
+    quoteBoundary: false,
+    parts,
+    eol: "\r\n",
+    preamble: "",
+    closed: true,
+    mediaType: "multipart/form-data",
+  };
 }
 
 type Edit = (b: Body, r: Rng, route: HttpRequestCase["route"]) => string;
@@ -143,7 +152,16 @@ const HOSTILE: Record<string, Edit> = {
   },
   "invalid-json": (b, r, route) => {
     if (route !== "checks") return "plain";
-    const text = r.pick(["{not json", "[]", "null", '"x"', '{"items":"x"}', '{"items":[{"file":"d"}]}', `{"items":[${'{"file":"d","subject_reference":"s"},'.repeat(200)}{}]}`, "{".repeat(10000)]);
+    const text = r.pick([
+      "{not json",
+      "[]",
+      "null",
+      '"x"',
+      '{"items":"x"}',
+      '{"items":[{"file":"d"}]}',
+      `{"items":[${'{"file":"d","subject_reference":"s"},'.repeat(200)}{}]}`,
+      "{".repeat(10000),
+    ]);
     setRequestPart(b, r.next() < 0.5 ? fieldPart("request", text) : filePart("request", ascii(text), "application/json", "req.json"));
     return "invalid-json";
   },
@@ -171,16 +189,19 @@ const HOSTILE: Record<string, Edit> = {
   "huge-json": (b, r, route) => {
     if (route !== "checks") return "plain";
     const n = r.pick([1 << 20, 4 << 20]);
-    setRequestPart(b, fieldPart("request", JSON.stringify({ items: [{ file: "d", subject_reference: FUZZ_SUBJECT, metadata: { pad: "p".repeat(n) } }] })));
+    setRequestPart(
+      b,
+      fieldPart("request", JSON.stringify({ items: [{ file: "d", subject_reference: FUZZ_SUBJECT, metadata: { pad: "p".repeat(n) } }] })),
+    );
     return `huge-json(${n})`;
   },
   "bad-disposition": (b, r) => {
     const p = somePart(b, r);
     p.headers[0] = r.pick([
       "Content-Disposition: form-data",
-      "Content-Disposition: attachment; name=\"d\"",
+      'Content-Disposition: attachment; name="d"',
       "Content-Disposition: form-data; name=",
-      'Content-Disposition: form-data; name="d"; filename*=UTF-8\'\'%E2%82%AC.png',
+      "Content-Disposition: form-data; name=\"d\"; filename*=UTF-8''%E2%82%AC.png",
       'Content-Disposition: form-data; name="\u00ff\u00fe"; filename="\\"x"',
       "Content-Disposition form-data name d",
       "",

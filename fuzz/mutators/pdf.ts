@@ -213,7 +213,8 @@ export const pdfMutators: Mutator[] = [
   textMutator("object-dup", (s, objs, r) => {
     if (objs.length < 2) return null;
     // A second definition of one object number, with another object's body.
-    const a = r.pick(objs), b = r.pick(objs);
+    const a = r.pick(objs),
+      b = r.pick(objs);
     const body = s.slice(b.start, b.end).replace(/^\d+\s+\d+\s+obj/, `${a.num} 0 obj`);
     const at = r.next() < 0.5 ? a.end : a.start;
     return { s: s.slice(0, at) + "\n" + body + "\n" + s.slice(at), label: `obj${b.num}->obj${a.num}` };
@@ -230,7 +231,11 @@ export const pdfMutators: Mutator[] = [
       // Shift or zero the offsets of the classic table's entries.
       const delta = r.pick([1, -1, 7, 100000]);
       const head = s.slice(0, table);
-      const tail = s.slice(table).replace(/(\d{10}) (\d{5}) n/g, (m, off: string, gen: string) => (r.next() < 0.5 ? `${String(Math.max(0, Number(off) + delta)).padStart(10, "0")} ${gen} n` : m));
+      const tail = s
+        .slice(table)
+        .replace(/(\d{10}) (\d{5}) n/g, (m, off: string, gen: string) =>
+          r.next() < 0.5 ? `${String(Math.max(0, Number(off) + delta)).padStart(10, "0")} ${gen} n` : m,
+        );
       return { s: head + tail, label: `table+${delta}` };
     }
     if (mode === 2) {
@@ -268,7 +273,21 @@ export const pdfMutators: Mutator[] = [
   },
 ];
 
-const NUMBER_KEYS = ["Width", "Height", "BitsPerComponent", "Length", "N", "First", "Count", "Columns", "Rows", "K", "Predictor", "Colors", "Size"];
+const NUMBER_KEYS = [
+  "Width",
+  "Height",
+  "BitsPerComponent",
+  "Length",
+  "N",
+  "First",
+  "Count",
+  "Columns",
+  "Rows",
+  "K",
+  "Predictor",
+  "Colors",
+  "Size",
+];
 
 function mutateNumbers(s: string, r: Rng): { s: string; label: string } | null {
   const present = NUMBER_KEYS.filter((k) => new RegExp(`/${k}\\s+-?\\d+`).test(s));

@@ -115,7 +115,8 @@ export const pngMutators: Mutator[] = [
     return `${cs[i].type}x${n}`;
   }),
   withChunks("chunk-swap", (cs, r) => {
-    const i = r.int(0, cs.length - 1), j = r.int(0, cs.length - 1);
+    const i = r.int(0, cs.length - 1),
+      j = r.int(0, cs.length - 1);
     [cs[i], cs[j]] = [cs[j], cs[i]];
     return `${cs[i].type}<->${cs[j].type}`;
   }),

@@ -42,7 +42,8 @@ function parse(b: Uint8Array): Tiff | null {
     const entries: Entry[] = [];
     for (let i = 0; i < n; i++) {
       const e = off + 2 + i * 12;
-      const type = rd16(b, e + 2, le), count = rd32(b, e + 4, le);
+      const type = rd16(b, e + 2, le),
+        count = rd32(b, e + 4, le);
       const total = (SIZE[type] ?? 1) * count;
       entries.push({ at: e, tag: rd16(b, e, le), type, count, valueAt: total <= 4 ? e + 8 : rd32(b, e + 8, le) });
     }
@@ -182,7 +183,8 @@ export const tiffMutators: Mutator[] = [
     // Overwrite one entry with a copy of another (two of one tag, none of the other).
     const ifd = r.pick(t.ifds);
     if (ifd.entries.length < 2) return null;
-    const a = r.pick(ifd.entries), b = r.pick(ifd.entries);
+    const a = r.pick(ifd.entries),
+      b = r.pick(ifd.entries);
     out.copyWithin(b.at, a.at, a.at + 12);
     return `tag${a.tag}->tag${b.tag}`;
   }),

@@ -94,14 +94,34 @@ function laneOptions(o: Options) {
 /** Judges one decoder result against the budgets; files a finding when it breaks one. */
 function judgeDecode(report: Report, o: Options, c: FuzzCase, r: LaneResult): string {
   const out = r.outcome;
-  report.record(c, "decode", r.ms, { ok: out.kind === "ok", typed: out.kind === "typed" ? out.code : undefined, status: out.kind === "ok" || out.kind === "typed" ? undefined : out.kind }, r.memBytes);
+  report.record(
+    c,
+    "decode",
+    r.ms,
+    {
+      ok: out.kind === "ok",
+      typed: out.kind === "typed" ? out.code : undefined,
+      status: out.kind === "ok" || out.kind === "typed" ? undefined : out.kind,
+    },
+    r.memBytes,
+  );
   if (out.kind === "untyped") report.find(c, "decode", "untyped_error", out.error, r.ms, r.memBytes);
   else if (out.kind === "hang") report.find(c, "decode", "hang", `no result within ${o.hangMs} ms; the thread was terminated`, r.ms);
-  else if (out.kind === "memory_blowup") report.find(c, "decode", "memory_blowup", "the thread ran out of heap or grew past the RSS ceiling; terminated", r.ms, r.memBytes);
+  else if (out.kind === "memory_blowup")
+    report.find(c, "decode", "memory_blowup", "the thread ran out of heap or grew past the RSS ceiling; terminated", r.ms, r.memBytes);
   else if (out.kind === "thread_crash") report.find(c, "decode", "thread_crash", out.error, r.ms);
   else {
-    if (r.ms > o.timeBudgetMs) report.find(c, "decode", "over_time_budget", `${Math.round(r.ms)} ms > ${o.timeBudgetMs} ms (${out.kind === "typed" ? out.code : "ok"})`, r.ms, r.memBytes);
-    if (r.memBytes > o.memoryBudgetMB * MB) report.find(c, "decode", "over_memory_budget", `${(r.memBytes / MB).toFixed(1)} MB > ${o.memoryBudgetMB} MB`, r.ms, r.memBytes);
+    if (r.ms > o.timeBudgetMs)
+      report.find(
+        c,
+        "decode",
+        "over_time_budget",
+        `${Math.round(r.ms)} ms > ${o.timeBudgetMs} ms (${out.kind === "typed" ? out.code : "ok"})`,
+        r.ms,
+        r.memBytes,
+      );
+    if (r.memBytes > o.memoryBudgetMB * MB)
+      report.find(c, "decode", "over_memory_budget", `${(r.memBytes / MB).toFixed(1)} MB > ${o.memoryBudgetMB} MB`, r.ms, r.memBytes);
   }
   return out.kind === "typed" ? out.code : out.kind;
 }
@@ -121,7 +141,13 @@ async function judgeHttpCase(report: Report, o: Options, svc: Service, c: FuzzCa
   report.record(c, "worker", res.ms, { status: res.status });
   if (res.status === "hang") {
     const alive = await svc.healthy();
-    report.find(c, "worker", alive ? "hang" : "service_stalled", `${res.detail}${alive ? "" : "; /health did not answer either, the service was restarted"}`, res.ms);
+    report.find(
+      c,
+      "worker",
+      alive ? "hang" : "service_stalled",
+      `${res.detail}${alive ? "" : "; /health did not answer either, the service was restarted"}`,
+      res.ms,
+    );
     if (!alive) await svc.restart();
     return "hang";
   }
@@ -133,7 +159,8 @@ async function judgeHttpCase(report: Report, o: Options, svc: Service, c: FuzzCa
   const kind = httpFinding(http, res.status, res.contentType);
   const after = previousHttp ? ` [previous case #${previousHttp.index} ${previousHttp.mutations.join(" ")} -> ${previousHttp.status}]` : "";
   if (kind) report.find(c, "worker", kind, `${res.status} ${res.detail}${kind === "5xx" ? after : ""}`, res.ms);
-  else if (res.ms > o.httpTimeBudgetMs) report.find(c, "worker", "over_time_budget", `${Math.round(res.ms)} ms > ${o.httpTimeBudgetMs} ms (status ${res.status})`, res.ms);
+  else if (res.ms > o.httpTimeBudgetMs)
+    report.find(c, "worker", "over_time_budget", `${Math.round(res.ms)} ms > ${o.httpTimeBudgetMs} ms (status ${res.status})`, res.ms);
   return String(res.status);
 }
 
@@ -156,7 +183,8 @@ async function run(o: Options): Promise<number> {
   }
   let done = 0;
   const progress = () => {
-    if (++done % 500 === 0) console.log(`${done}/${o.cases} cases, ${report.findings.length} findings, ${Math.round((Date.now() - t0) / 1000)} s`);
+    if (++done % 500 === 0)
+      console.log(`${done}/${o.cases} cases, ${report.findings.length} findings, ${Math.round((Date.now() - t0) / 1000)} s`);
   };
   let skipped = 0;
   const decodeLane = (async () => {
@@ -190,7 +218,13 @@ async function run(o: Options): Promise<number> {
   const summary = report.summary({
     command: `npm run fuzz -- ${process.argv.slice(2).join(" ")}`.trim(),
     skippedMultipart: skipped,
-    budgets: { decodeMs: o.timeBudgetMs, httpMs: o.httpTimeBudgetMs, memoryMB: o.memoryBudgetMB, hangMs: o.hangMs, httpHangMs: o.httpHangMs },
+    budgets: {
+      decodeMs: o.timeBudgetMs,
+      httpMs: o.httpTimeBudgetMs,
+      memoryMB: o.memoryBudgetMB,
+      hangMs: o.hangMs,
+      httpHangMs: o.httpHangMs,
+    },
     peakMemoryMB: {
       fuzzerProcessRss: Math.round(lane.peakRss / MB),
       workerdRss: workerdSampler ? Math.round(workerdSampler.runPeak / MB) : null,
@@ -213,15 +247,25 @@ function print(s: Record<string, any>): void {
   console.log(`command: ${s.command}`);
   console.log(`cases: ${s.cases} in ${s.seconds} s (seed ${s.runSeed}); findings: ${s.findings} ${JSON.stringify(s.findingsByKind)}`);
   for (const [f, v] of Object.entries(s.byFormat as Record<string, any>)) {
-    console.log(`  ${f}: ${v.cases} cases, ${v.ok} decoded, typed ${JSON.stringify(v.typed)}${Object.keys(v.statuses).length ? `, statuses ${JSON.stringify(v.statuses)}` : ""}, ${v.findings} findings`);
+    console.log(
+      `  ${f}: ${v.cases} cases, ${v.ok} decoded, typed ${JSON.stringify(v.typed)}${Object.keys(v.statuses).length ? `, statuses ${JSON.stringify(v.statuses)}` : ""}, ${v.findings} findings`,
+    );
   }
   for (const [lane, v] of Object.entries(s.slowest as Record<string, any>)) {
     if (v) console.log(`slowest ${lane} case: ${v.ms.toFixed(1)} ms, #${v.index} ${v.seed} ${v.mutations.join(" ")} -> ${v.detail}`);
   }
-  if (s.largestCaseMemory) console.log(`largest case memory: ${s.largestCaseMemory.detail}, #${s.largestCaseMemory.index} ${s.largestCaseMemory.seed} ${s.largestCaseMemory.mutations.join(" ")}`);
-  console.log(`peak memory (MB): ${JSON.stringify(s.peakMemoryMB)}; thread restarts ${s.threadRestarts}, service restarts ${s.serviceRestarts}`);
+  if (s.largestCaseMemory)
+    console.log(
+      `largest case memory: ${s.largestCaseMemory.detail}, #${s.largestCaseMemory.index} ${s.largestCaseMemory.seed} ${s.largestCaseMemory.mutations.join(" ")}`,
+    );
+  console.log(
+    `peak memory (MB): ${JSON.stringify(s.peakMemoryMB)}; thread restarts ${s.threadRestarts}, service restarts ${s.serviceRestarts}`,
+  );
   if (s.groups.length) console.log("findings by kind / format / seed and mutation family (count, example):");
-  for (const g of s.groups) console.log(`  ${g.kind} ${g.format} ${g.family} x${g.count}: ${g.example.detail.slice(0, 160)}\n      ${g.example.mutations.join(" ")} -> ${g.example.file}`);
+  for (const g of s.groups)
+    console.log(
+      `  ${g.kind} ${g.format} ${g.family} x${g.count}: ${g.example.detail.slice(0, 160)}\n      ${g.example.mutations.join(" ")} -> ${g.example.file}`,
+    );
 }
 
 /** Re-runs saved cases (a finding's file, its .json sidecar, or any document), in order. */
@@ -230,18 +274,28 @@ async function replay(o: Options): Promise<number> {
   let svc: Service | null = null;
   for (const given of o.replay) {
     const file = given.endsWith(".json") ? given.slice(0, -5) : given;
-    const meta = existsSync(`${file}.json`) ? (JSON.parse(readFileSync(`${file}.json`, "utf8")) as { http?: Omit<HttpRequestCase, "body">; mutations?: string[]; format?: string }) : null;
+    const meta = existsSync(`${file}.json`)
+      ? (JSON.parse(readFileSync(`${file}.json`, "utf8")) as {
+          http?: Omit<HttpRequestCase, "body">;
+          mutations?: string[];
+          format?: string;
+        })
+      : null;
     const bytes = new Uint8Array(readFileSync(file));
     console.log(`${path.relative(process.cwd(), file)}${meta?.mutations ? `: ${meta.format} ${meta.mutations.join(" ")}` : ""}`);
     if (!meta?.http) {
       const lane = new DecodeLane(laneOptions(o));
       const r = await lane.run(bytes);
       await lane.close();
-      console.log(`  decoders (${sniffFormat(bytes) ?? "unknown format"}): ${JSON.stringify(r.outcome)} in ${r.ms.toFixed(1)} ms, ${(r.memBytes / MB).toFixed(1)} MB`);
+      console.log(
+        `  decoders (${sniffFormat(bytes) ?? "unknown format"}): ${JSON.stringify(r.outcome)} in ${r.ms.toFixed(1)} ms, ${(r.memBytes / MB).toFixed(1)} MB`,
+      );
       failed ||= !(r.outcome.kind === "ok" || r.outcome.kind === "typed") || r.ms > o.timeBudgetMs || r.memBytes > o.memoryBudgetMB * MB;
     }
     if (meta?.http || o.throughWorker) {
-      const http: HttpRequestCase = meta?.http ? { ...meta.http, body: bytes } : { ...multipartCase("checks", bytes, rng(o.seed), true), expect: "well-formed" };
+      const http: HttpRequestCase = meta?.http
+        ? { ...meta.http, body: bytes }
+        : { ...multipartCase("checks", bytes, rng(o.seed), true), expect: "well-formed" };
       if (!svc) {
         svc = new Service(1);
         await svc.start();
@@ -250,7 +304,9 @@ async function replay(o: Options): Promise<number> {
       // /health between two cases would be the next request itself: probe only after a hang or the last.
       const alive = res.status === "hang" || given === o.replay[o.replay.length - 1] ? await svc.healthy() : true;
       const kind = res.status === "hang" ? "hang" : res.status === 0 ? "connection_failed" : httpFinding(http, res.status, res.contentType);
-      console.log(`  Worker (${http.route}): ${res.status} in ${res.ms.toFixed(0)} ms${kind ? ` -> finding ${kind}` : ""}${alive ? "" : "; /health afterwards: silent"}\n  ${res.detail.slice(0, 300)}`);
+      console.log(
+        `  Worker (${http.route}): ${res.status} in ${res.ms.toFixed(0)} ms${kind ? ` -> finding ${kind}` : ""}${alive ? "" : "; /health afterwards: silent"}\n  ${res.detail.slice(0, 300)}`,
+      );
       failed ||= kind !== null || !alive || res.ms > o.httpTimeBudgetMs;
     }
   }
@@ -293,7 +349,8 @@ async function suite(o: Options): Promise<number> {
   }
   await lane.close();
   await svc?.stop();
-  for (const [id, d] of Object.entries(byDefect)) console.log(`pending ${id}: ${d.failing} of ${d.cases} of its cases still fail${d.failing === 0 ? " (ready to enable)" : ""}`);
+  for (const [id, d] of Object.entries(byDefect))
+    console.log(`pending ${id}: ${d.failing} of ${d.cases} of its cases still fail${d.failing === 0 ? " (ready to enable)" : ""}`);
   console.log(`enabled cases failing: ${unexpected}`);
   return unexpected ? 1 : 0;
 }
@@ -301,4 +358,3 @@ async function suite(o: Options): Promise<number> {
 const opts = parseArgs(process.argv.slice(2));
 const code = await (opts.replay.length ? replay(opts) : opts.suite ? suite(opts) : run(opts));
 process.exit(code);
-

@@ -46,7 +46,10 @@ const EXT: Record<string, string> = { png: "png", jpeg: "jpg", tiff: "tif", pdf:
 export class Report {
   started = Date.now();
   cases = 0;
-  byFormat: Record<string, { cases: number; ok: number; typed: Record<string, number>; statuses: Record<string, number>; findings: number }> = {};
+  byFormat: Record<
+    string,
+    { cases: number; ok: number; typed: Record<string, number>; statuses: Record<string, number>; findings: number }
+  > = {};
   findings: Finding[] = [];
   slowest: Record<"decode" | "worker", Slow | null> = { decode: null, worker: null };
   maxCaseMemMB = 0;
@@ -61,7 +64,13 @@ export class Report {
     return (this.byFormat[f] ??= { cases: 0, ok: 0, typed: {}, statuses: {}, findings: 0 });
   }
 
-  record(c: FuzzCase, lane: "decode" | "worker", ms: number, result: { ok?: boolean; typed?: string; status?: number | string }, memBytes = 0): void {
+  record(
+    c: FuzzCase,
+    lane: "decode" | "worker",
+    ms: number,
+    result: { ok?: boolean; typed?: string; status?: number | string },
+    memBytes = 0,
+  ): void {
     this.cases++;
     const f = this.#fmt(c.format);
     f.cases++;
@@ -69,7 +78,14 @@ export class Report {
     if (result.typed) f.typed[result.typed] = (f.typed[result.typed] ?? 0) + 1;
     if (result.status !== undefined) f.statuses[result.status] = (f.statuses[result.status] ?? 0) + 1;
     const slow = this.slowest[lane];
-    const entry = { ms, index: c.index, format: c.format, seed: c.seed, mutations: c.mutations, detail: String(result.typed ?? result.status ?? "ok") };
+    const entry = {
+      ms,
+      index: c.index,
+      format: c.format,
+      seed: c.seed,
+      mutations: c.mutations,
+      detail: String(result.typed ?? result.status ?? "ok"),
+    };
     if (!slow || ms > slow.ms) this.slowest[lane] = entry;
     const mb = memBytes / 2 ** 20;
     if (mb > this.maxCaseMemMB) {
@@ -97,7 +113,11 @@ export class Report {
       memMB: memBytes === undefined ? undefined : Math.round(memBytes / 2 ** 20),
       file,
     };
-    const sidecar = { ...finding, runSeed: this.runSeed, http: c.http ? { route: c.http.route, contentType: c.http.contentType, expect: c.http.expect } : undefined };
+    const sidecar = {
+      ...finding,
+      runSeed: this.runSeed,
+      http: c.http ? { route: c.http.route, contentType: c.http.contentType, expect: c.http.expect } : undefined,
+    };
     writeFileSync(`${file}.json`, JSON.stringify(sidecar, null, 2));
     if (c.http) writeFileSync(`${base}.document.${EXT[c.seed.split(":")[1]?.split("/")[0] ?? "pdf"] ?? "bin"}`, c.bytes);
     this.findings.push(finding);
@@ -110,7 +130,9 @@ export class Report {
     const m = new Map<string, { kind: string; format: string; family: string; count: number; example: Finding }>();
     for (const f of this.findings) {
       // Framing findings are filed under the multipart edit; the rest under the document's seed and edit.
-      const framing = f.lane === "worker" && ["refused_well_formed", "5xx", "undocumented_status", "not_problem_json", "connection_failed"].includes(f.kind);
+      const framing =
+        f.lane === "worker" &&
+        ["refused_well_formed", "5xx", "undocumented_status", "not_problem_json", "connection_failed"].includes(f.kind);
       const mp = f.mutations.find((x) => x.startsWith("multipart:"))?.replace(/\(.*$/, "") ?? "";
       const family = framing ? mp : `${f.seed} ${f.family}`;
       const key = `${f.kind}|${f.format}|${family}`;
@@ -133,7 +155,13 @@ export class Report {
       byFormat: this.byFormat,
       slowest: this.slowest,
       largestCaseMemory: this.maxCaseMem,
-      groups: this.groups().map((g) => ({ kind: g.kind, format: g.format, family: g.family, count: g.count, example: { file: g.example.file, mutations: g.example.mutations, detail: g.example.detail, ms: g.example.ms } })),
+      groups: this.groups().map((g) => ({
+        kind: g.kind,
+        format: g.format,
+        family: g.family,
+        count: g.count,
+        example: { file: g.example.file, mutations: g.example.mutations, detail: g.example.detail, ms: g.example.ms },
+      })),
       ...extra,
     };
   }

@@ -17,7 +17,16 @@ const ROOT = path.resolve(import.meta.dirname, "../..");
 const WRANGLER = path.join(ROOT, "node_modules/.bin/wrangler");
 // At least 16 characters, as the configuration requires of the operator secret.
 const OPERATOR = `op_fuzz_operator_${process.pid}`;
-const ALL_PERMISSIONS = ["sig:checks:create", "sig:checks:read", "sig:subjects:read", "sig:references:write", "sig:references:delete", "sig:settings:manage", "org:read", "org:children:access"];
+const ALL_PERMISSIONS = [
+  "sig:checks:create",
+  "sig:checks:read",
+  "sig:subjects:read",
+  "sig:references:write",
+  "sig:references:delete",
+  "sig:settings:manage",
+  "org:read",
+  "org:children:access",
+];
 /** Per organisation, at most one request per this many ms (under the 20/s bucket). */
 const PACE_MS = 60;
 
@@ -49,7 +58,11 @@ export class Service {
     this.#state = mkdtempSync(path.join(tmpdir(), "countersign-fuzz-"));
     const env = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false" };
     for (const db of ["countersign-directory", "countersign-us", "countersign-eu"]) {
-      execFileSync(WRANGLER, ["d1", "migrations", "apply", db, "--local", "--persist-to", this.#state], { cwd: ROOT, env, stdio: "ignore" });
+      execFileSync(WRANGLER, ["d1", "migrations", "apply", db, "--local", "--persist-to", this.#state], {
+        cwd: ROOT,
+        env,
+        stdio: "ignore",
+      });
     }
     this.#worker = await unstable_startWorker({
       config: path.join(ROOT, "wrangler.toml"),
@@ -68,7 +81,11 @@ export class Service {
   }
 
   async #operator(method: string, p: string, json: unknown): Promise<Record<string, string>> {
-    const res = await fetch(this.base + p, { method, headers: { Authorization: `Bearer ${OPERATOR}`, "Content-Type": "application/json" }, body: JSON.stringify(json) });
+    const res = await fetch(this.base + p, {
+      method,
+      headers: { Authorization: `Bearer ${OPERATOR}`, "Content-Type": "application/json" },
+      body: JSON.stringify(json),
+    });
     if (!res.ok) throw new Error(`${method} ${p} -> ${res.status}: ${await res.text()}`);
     return (await res.json()) as Record<string, string>;
   }
@@ -77,8 +94,13 @@ export class Service {
   async #enrol(key: string): Promise<void> {
     const form = new FormData();
     const w = makeWriter(5);
-    for (let v = 0; v < 3; v++) form.append(`r${v}`, new Blob([encodePng(renderSignature(w, { variant: v, height: 120 }))], { type: "image/png" }), `r${v}.png`);
-    const res = await fetch(`${this.base}/sig/subjects/${FUZZ_SUBJECT}/references`, { method: "PUT", headers: { Authorization: `Bearer ${key}` }, body: form });
+    for (let v = 0; v < 3; v++)
+      form.append(`r${v}`, new Blob([encodePng(renderSignature(w, { variant: v, height: 120 }))], { type: "image/png" }), `r${v}.png`);
+    const res = await fetch(`${this.base}/sig/subjects/${FUZZ_SUBJECT}/references`, {
+      method: "PUT",
+      headers: { Authorization: `Bearer ${key}` },
+      body: form,
+    });
     if (res.status !== 200) throw new Error(`enrolment -> ${res.status}: ${await res.text()}`);
   }
 
@@ -97,12 +119,18 @@ export class Service {
     if (c.route === "checks") headers["Idempotency-Key"] = `fuzz-${id}`;
     const t0 = performance.now();
     try {
-      const res = await fetch(url, { method: c.route === "checks" ? "POST" : "PUT", headers, body: c.body, signal: AbortSignal.timeout(hangMs) });
+      const res = await fetch(url, {
+        method: c.route === "checks" ? "POST" : "PUT",
+        headers,
+        body: c.body,
+        signal: AbortSignal.timeout(hangMs),
+      });
       const text = await res.text();
       return { status: res.status, contentType: res.headers.get("Content-Type"), ms: performance.now() - t0, detail: text.slice(0, 400) };
     } catch (err) {
       const e = err as Error;
-      if (e.name === "TimeoutError" || e.name === "AbortError") return { status: "hang", contentType: null, ms: performance.now() - t0, detail: `no answer within ${hangMs} ms` };
+      if (e.name === "TimeoutError" || e.name === "AbortError")
+        return { status: "hang", contentType: null, ms: performance.now() - t0, detail: `no answer within ${hangMs} ms` };
       return { status: 0, contentType: null, ms: performance.now() - t0, detail: `connection failed: ${e.message}` };
     }
   }

@@ -27,12 +27,17 @@ async function pdfOf(pages: PdfImage[], objectStreams: boolean): Promise<Uint8Ar
   const doc = await PDFDocument.create();
   for (const spec of pages) {
     const page = doc.addPage([300, 200]);
-    const stream = doc.context.stream(spec.data, { Type: "XObject", Subtype: "Image", Width: spec.width, Height: spec.height, ...spec.dict } as never);
+    const stream = doc.context.stream(spec.data, {
+      Type: "XObject",
+      Subtype: "Image",
+      Width: spec.width,
+      Height: spec.height,
+      ...spec.dict,
+    } as never);
     page.node.newXObject("Im", doc.context.register(stream));
   }
   return doc.save({ useObjectStreams: objectStreams });
 }
-
 
 export const pdfEncoders = { hex: asciiHex, ascii85 };
 
@@ -60,9 +65,33 @@ async function make(): Promise<Seed[]> {
   add("png", "png/photon-rgba", encodePng(sig));
   const level = (x: number, y: number) => (x * 7 + y * 13) & 255;
   add("png", "png/grey8", await makePng({ width: 40, height: 30, colourType: 0, bitDepth: 8, pixel: (x, y) => [level(x, y)] }));
-  add("png", "png/grey1-interlaced", await makePng({ width: 33, height: 17, colourType: 0, bitDepth: 1, interlace: true, pixel: (x, y) => [(x ^ y) & 1] }));
-  add("png", "png/palette4-trns", await makePng({ width: 21, height: 9, colourType: 3, bitDepth: 4, palette: [[0, 0, 0], [255, 255, 255], [200, 10, 10]], trns: new Uint8Array([255, 128]), pixel: (x, y) => [(x + y) % 3] }));
-  add("png", "png/rgb16-interlaced", await makePng({ width: 19, height: 11, colourType: 2, bitDepth: 16, interlace: true, pixel: (x, y) => [x * 3000, y * 5000, 65535] }));
+  add(
+    "png",
+    "png/grey1-interlaced",
+    await makePng({ width: 33, height: 17, colourType: 0, bitDepth: 1, interlace: true, pixel: (x, y) => [(x ^ y) & 1] }),
+  );
+  add(
+    "png",
+    "png/palette4-trns",
+    await makePng({
+      width: 21,
+      height: 9,
+      colourType: 3,
+      bitDepth: 4,
+      palette: [
+        [0, 0, 0],
+        [255, 255, 255],
+        [200, 10, 10],
+      ],
+      trns: new Uint8Array([255, 128]),
+      pixel: (x, y) => [(x + y) % 3],
+    }),
+  );
+  add(
+    "png",
+    "png/rgb16-interlaced",
+    await makePng({ width: 19, height: 11, colourType: 2, bitDepth: 16, interlace: true, pixel: (x, y) => [x * 3000, y * 5000, 65535] }),
+  );
   add("png", "png/grey-alpha8", await makePng({ width: 16, height: 16, colourType: 4, bitDepth: 8, pixel: (x, y) => [level(x, y), 200] }));
 
   // JPEG: baseline colour (photon) and progressive grey (DC successive approximation, two AC bands).
@@ -89,11 +118,55 @@ async function make(): Promise<Seed[]> {
   add("pdf", "pdf/jpeg-objstm", await toPdf([{ jpeg, widthPt: 200, heightPt: 100 }]));
   add("pdf", "pdf/png-objstm", await toPdf([{ png: encodePng(small), widthPt: 200, heightPt: 100 }, {}]));
   const grey = { BitsPerComponent: 8, ColorSpace: "DeviceGray" };
-  add("pdf", "pdf/flate-xref", await pdfOf([{ width: small.width, height: small.height, data: deflate(small.data), dict: { ...grey, Filter: "FlateDecode" } }], false));
-  add("pdf", "pdf/flate-dct-chain", await pdfOf([{ width: small.width, height: small.height, data: deflate(jpeg), dict: { ...grey, Filter: ["FlateDecode", "DCTDecode"] } }], true));
+  add(
+    "pdf",
+    "pdf/flate-xref",
+    await pdfOf([{ width: small.width, height: small.height, data: deflate(small.data), dict: { ...grey, Filter: "FlateDecode" } }], false),
+  );
+  add(
+    "pdf",
+    "pdf/flate-dct-chain",
+    await pdfOf(
+      [{ width: small.width, height: small.height, data: deflate(jpeg), dict: { ...grey, Filter: ["FlateDecode", "DCTDecode"] } }],
+      true,
+    ),
+  );
   const g4 = encodeG4((x, y) => sig.data[y * sig.width + x] < 128, sig.width, sig.height);
-  add("pdf", "pdf/ccitt-g4", await pdfOf([{ width: sig.width, height: sig.height, data: g4, dict: { BitsPerComponent: 1, ColorSpace: "DeviceGray", Filter: "CCITTFaxDecode", DecodeParms: { K: -1, Columns: sig.width, Rows: sig.height } } }], false));
-  add("pdf", "pdf/hex-a85-chain", await pdfOf([{ width: 8, height: 4, data: asciiHex(ascii85(deflate(small.data.subarray(0, 32)))), dict: { ...grey, Filter: ["ASCIIHexDecode", "ASCII85Decode", "FlateDecode"] } }], true));
+  add(
+    "pdf",
+    "pdf/ccitt-g4",
+    await pdfOf(
+      [
+        {
+          width: sig.width,
+          height: sig.height,
+          data: g4,
+          dict: {
+            BitsPerComponent: 1,
+            ColorSpace: "DeviceGray",
+            Filter: "CCITTFaxDecode",
+            DecodeParms: { K: -1, Columns: sig.width, Rows: sig.height },
+          },
+        },
+      ],
+      false,
+    ),
+  );
+  add(
+    "pdf",
+    "pdf/hex-a85-chain",
+    await pdfOf(
+      [
+        {
+          width: 8,
+          height: 4,
+          data: asciiHex(ascii85(deflate(small.data.subarray(0, 32)))),
+          dict: { ...grey, Filter: ["ASCIIHexDecode", "ASCII85Decode", "FlateDecode"] },
+        },
+      ],
+      true,
+    ),
+  );
   return seeds;
 }
 

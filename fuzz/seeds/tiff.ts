@@ -36,7 +36,11 @@ export function writeTiff(pages: TiffPage[], le = true): Uint8Array {
         at++;
       }
     }
-    const entries: Entry[] = [...page.tags, [page.tiled ? 324 : 273, 4, offsets], [page.tiled ? 325 : 279, 4, page.blocks.map((b) => b.length)]];
+    const entries: Entry[] = [
+      ...page.tags,
+      [page.tiled ? 324 : 273, 4, offsets],
+      [page.tiled ? 325 : 279, 4, page.blocks.map((b) => b.length)],
+    ];
     entries.sort((a, b) => a[0] - b[0]);
     const ifdAt = at;
     patches.push([prevNext, ifdAt]);
@@ -144,6 +148,7 @@ export function g4StripTiff(r: Raster, rowsPerStrip: number, pages = 1): Uint8Ar
 export function bilevelTiff(r: Raster): Uint8Array {
   const rowBytes = Math.ceil(r.width / 8);
   const data = new Uint8Array(rowBytes * r.height);
-  for (let y = 0; y < r.height; y++) for (let x = 0; x < r.width; x++) if (r.data[y * r.width + x] < 128) data[y * rowBytes + (x >> 3)] |= 0x80 >> (x & 7);
+  for (let y = 0; y < r.height; y++)
+    for (let x = 0; x < r.width; x++) if (r.data[y * r.width + x] < 128) data[y * rowBytes + (x >> 3)] |= 0x80 >> (x & 7);
   return writeTiff([{ tags: greyTags(r, 1, r.height, 1, 0), blocks: [data] }]);
 }

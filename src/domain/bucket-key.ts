@@ -38,7 +38,6 @@ export function accessKeyRegionHint(id: string): string | null {
   return HINT_REGIONS[id[2]] ?? null;
 }
 
-
 /** What bucket key secrets are sealed with: key material from BUCKET_SECRET_KEY (src/domain/sealed-secret.ts). */
 export function bucketKeySealing(material: string): SealingKey {
   if (!material) throw new Error("BUCKET_SECRET_KEY is not set: bucket key secrets cannot be stored");

@@ -33,7 +33,10 @@ export type FileInputValue = z.infer<typeof FileInput>;
 
 const Metadata = z
   .record(z.string(), z.unknown())
-  .refine((m) => new TextEncoder().encode(JSON.stringify(m)).byteLength <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes as JSON`)
+  .refine(
+    (m) => new TextEncoder().encode(JSON.stringify(m)).byteLength <= MAX_METADATA_BYTES,
+    `must be at most ${MAX_METADATA_BYTES} bytes as JSON`,
+  )
   .describe("Caller's own data, returned on reading the item; never searched, omitted from lists");
 
 const BoxInput = z.strictObject({
@@ -45,7 +48,12 @@ const BoxInput = z.strictObject({
 
 export const CheckItemInput = z.strictObject({
   file: FileInput.describe("The document: a file part name, or {url}"),
-  file_name: z.string().min(1).max(255).optional().describe("Name to record for the file (default: the part's file name or the URL's last segment)"),
+  file_name: z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .describe("Name to record for the file (default: the part's file name or the URL's last segment)"),
   subject_reference: Identifier.optional().describe("The subject whose references the signature is compared with"),
   references: z
     .array(FileInput)
@@ -61,7 +69,11 @@ export const CheckItemInput = z.strictObject({
     .optional()
     .describe("Where the signature is"),
   template_id: Identifier.optional().describe("A form template that tells where signatures are"),
-  input_type: z.string().regex(/^[a-z_]{1,32}$/, "must be 1 to 32 characters of [a-z_]").optional().describe("photo, scan, form, signature_image, ..."),
+  input_type: z
+    .string()
+    .regex(/^[a-z_]{1,32}$/, "must be 1 to 32 characters of [a-z_]")
+    .optional()
+    .describe("photo, scan, form, signature_image, ..."),
   reference: z.string().min(1).max(128).optional().describe("The caller's check reference (exact filter in lists)"),
   process: z.string().min(1).max(64).optional().describe("The business process (exact filter in lists)"),
   metadata: Metadata.optional(),
@@ -116,7 +128,12 @@ export function normaliseRequest(req: CheckRequest, partsAllowed: boolean): { it
     if (!partsAllowed) {
       const named = [it.file, ...(it.references ?? [])].find((f) => typeof f === "string");
       if (named !== undefined) {
-        return { problem: { field: `items[${i}]`, message: `names the file part ${JSON.stringify(named)}, but a JSON body carries only {url} inputs (send multipart/form-data)` } };
+        return {
+          problem: {
+            field: `items[${i}]`,
+            message: `names the file part ${JSON.stringify(named)}, but a JSON body carries only {url} inputs (send multipart/form-data)`,
+          },
+        };
       }
     }
     items.push({

@@ -28,7 +28,9 @@ export class DecodeBudget {
   /** Charges `pixels`; the overrun when the total passes the limit, else null. */
   charge(pixels: number): BudgetOverrun | null {
     this.#spent += pixels;
-    return this.#spent > this.limitMegapixels * MEGA ? { limitMegapixels: this.limitMegapixels, megapixels: Math.ceil(this.#spent / MEGA) } : null;
+    return this.#spent > this.limitMegapixels * MEGA
+      ? { limitMegapixels: this.limitMegapixels, megapixels: Math.ceil(this.#spent / MEGA) }
+      : null;
   }
 
   get spentMegapixels(): number {

@@ -39,7 +39,12 @@ export function readDropKey(key: string): DropKey | null {
   const parts = rest.split("/");
   if (parts[0] === "batches" && parts.length >= 3) {
     const batch = parts[1];
-    if (!isId(batch)) return { kind: "unsupported", orgId, reason: `the batch folder name ${JSON.stringify(batch)} is not 1 to 128 characters of [A-Za-z0-9._-]` };
+    if (!isId(batch))
+      return {
+        kind: "unsupported",
+        orgId,
+        reason: `the batch folder name ${JSON.stringify(batch)} is not 1 to 128 characters of [A-Za-z0-9._-]`,
+      };
     const folder = `${root}batches/${batch}/`;
     const inner = parts.slice(2).join("/");
     if (inner === MANIFEST_NAME) return { kind: "manifest", orgId, folder, batch };
@@ -47,7 +52,12 @@ export function readDropKey(key: string): DropKey | null {
   }
   if (parts[0] === "inbox" && parts.length === 3) {
     const subject = parts[1];
-    if (!isId(subject)) return { kind: "unsupported", orgId, reason: `the folder name ${JSON.stringify(subject)} is not a subject_reference (1 to 128 characters of [A-Za-z0-9._-])` };
+    if (!isId(subject))
+      return {
+        kind: "unsupported",
+        orgId,
+        reason: `the folder name ${JSON.stringify(subject)} is not a subject_reference (1 to 128 characters of [A-Za-z0-9._-])`,
+      };
     return { kind: "single", orgId, folder: `${root}inbox/${subject}/`, subjectReference: subject, name: parts[2] };
   }
   return {
@@ -62,12 +72,18 @@ const ManifestFile = z
   .string()
   .min(1)
   .max(512)
-  .refine((s) => s.split("/").every((seg) => seg.length > 0 && !seg.startsWith(".")), "must be a path inside the batch folder (no empty or dot-leading segments)")
+  .refine(
+    (s) => s.split("/").every((seg) => seg.length > 0 && !seg.startsWith(".")),
+    "must be a path inside the batch folder (no empty or dot-leading segments)",
+  )
   .refine((s) => s !== MANIFEST_NAME && s !== SUMMARY_NAME, "must not name the manifest or the summary");
 
 const Metadata = z
   .record(z.string(), z.unknown())
-  .refine((m) => new TextEncoder().encode(JSON.stringify(m)).byteLength <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes as JSON`);
+  .refine(
+    (m) => new TextEncoder().encode(JSON.stringify(m)).byteLength <= MAX_METADATA_BYTES,
+    `must be at most ${MAX_METADATA_BYTES} bytes as JSON`,
+  );
 
 /** Item members as in CheckRequest, except that `file` names a file of the batch and URLs and references are not taken. */
 const ManifestItem = CheckItemInput.omit({ file: true, references: true }).extend({ file: ManifestFile });
@@ -75,7 +91,11 @@ const ManifestItem = CheckItemInput.omit({ file: true, references: true }).exten
 export const ManifestSchema = z.strictObject({
   items: z.array(ManifestItem).min(1, "must hold at least one item").max(MAX_ITEMS, `must hold at most ${MAX_ITEMS} items`),
   policy: z.string().regex(ID_PATTERN).optional(),
-  job_id: z.string().regex(ID_PATTERN).refine((s) => s !== "." && s !== "..").optional(),
+  job_id: z
+    .string()
+    .regex(ID_PATTERN)
+    .refine((s) => s !== "." && s !== "..")
+    .optional(),
   metadata: Metadata.optional(),
   /** Members every item takes unless it sets its own. */
   defaults: ManifestItem.omit({ file: true, metadata: true, file_name: true }).partial().optional(),
@@ -94,7 +114,11 @@ export function parseManifest(text: string): { manifest: Manifest } | { field: s
   const parsed = ManifestSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const field = issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "") || "manifest.json";
+    const field =
+      issue.path
+        .map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`))
+        .join("")
+        .replace(/^\./, "") || "manifest.json";
     return { field, message: issue.message };
   }
   const m = parsed.data;

@@ -44,6 +44,14 @@ export type RejectionReason =
   | "processing_failed";
 
 export type ReferenceOutcome =
-  | { ref_id: string; status: "enrolled"; source: ReferenceSource; replaced: boolean; quality: number | null; page: number; box: { x: number; y: number; w: number; h: number } }
+  | {
+      ref_id: string;
+      status: "enrolled";
+      source: ReferenceSource;
+      replaced: boolean;
+      quality: number | null;
+      page: number;
+      box: { x: number; y: number; w: number; h: number };
+    }
   | { ref_id: string; status: "rejected"; source: ReferenceSource; reason: RejectionReason; detail: string }
   | { ref_id: string; status: "queued"; source: ReferenceSource };

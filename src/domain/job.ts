@@ -30,11 +30,7 @@ export interface JobProgress {
   errored: number;
 }
 
-export type JobEvent =
-  | { type: "start" }
-  | { type: "item_done"; ok: boolean }
-  | { type: "fail" }
-  | { type: "reject" };
+export type JobEvent = { type: "start" } | { type: "item_done"; ok: boolean } | { type: "fail" } | { type: "reject" };
 
 /**
  * The progress after an event, and whether this event finished the job. A finished job ignores every

@@ -1,10 +1,5 @@
 import { z } from "zod";
-import {
-  DEFAULT_LEARNING_MIN_SCORE,
-  DEFAULT_MIN_REFERENCES,
-  DEFAULT_QUALITY_FLOOR,
-  DEFAULT_THRESHOLDS,
-} from "./policy-defaults";
+import { DEFAULT_LEARNING_MIN_SCORE, DEFAULT_MIN_REFERENCES, DEFAULT_QUALITY_FLOOR, DEFAULT_THRESHOLDS } from "./policy-defaults";
 
 /**
  * A policy: how checks turn scores into decisions. PolicySpec is designed here (the spec leaves it

@@ -20,7 +20,10 @@ const Identifier = z
   .refine((s) => s !== "." && s !== "..", "must not be '.' or '..'");
 
 export const TemplateBoxInput = z.strictObject({
-  name: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "must be 1 to 64 characters of [A-Za-z0-9._-]").describe("Names the box in check results"),
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, "must be 1 to 64 characters of [A-Za-z0-9._-]")
+    .describe("Names the box in check results"),
   page: z.number().int().min(1).max(50).default(1).describe("1-based page of the blank the box is on"),
   x: z.number().min(0),
   y: z.number().min(0),
@@ -35,7 +38,9 @@ export const TemplateCreateSchema = z.strictObject({
   unit: z
     .enum(["px", "fraction"])
     .default("px")
-    .describe("`px`: box coordinates in pixels of the blank page as uploaded (a PDF page: its embedded image); `fraction`: 0..1 of the page's width and height"),
+    .describe(
+      "`px`: box coordinates in pixels of the blank page as uploaded (a PDF page: its embedded image); `fraction`: 0..1 of the page's width and height",
+    ),
   boxes: z
     .array(TemplateBoxInput)
     .min(1, "must hold at least one signature box")
@@ -75,8 +80,16 @@ export function templateProblem(t: TemplateCreate): TemplateProblem | null {
 /** Boxes in pixels of their page, given each page's size. */
 export function boxesInPixels(t: TemplateCreate, pageSize: (page: number) => { width: number; height: number }): TemplateBox[] {
   return t.boxes.map((b) => {
-    if (t.unit === "px") return { name: b.name, page: b.page, x: Math.round(b.x), y: Math.round(b.y), w: Math.round(b.w), h: Math.round(b.h) };
+    if (t.unit === "px")
+      return { name: b.name, page: b.page, x: Math.round(b.x), y: Math.round(b.y), w: Math.round(b.w), h: Math.round(b.h) };
     const { width, height } = pageSize(b.page);
-    return { name: b.name, page: b.page, x: Math.round(b.x * width), y: Math.round(b.y * height), w: Math.round(b.w * width), h: Math.round(b.h * height) };
+    return {
+      name: b.name,
+      page: b.page,
+      x: Math.round(b.x * width),
+      y: Math.round(b.y * height),
+      w: Math.round(b.w * width),
+      h: Math.round(b.h * height),
+    };
   });
 }

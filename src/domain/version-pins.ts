@@ -24,7 +24,13 @@ export type PinDecision =
  * What asking for `target` does, given the current pin and the last change of the pin (if any).
  * Versions are dates, so comparing them as strings orders them.
  */
-export function decidePinChange(current: string, target: string, last: PinChange | null, now: Date, registry: VersionRegistry): PinDecision {
+export function decidePinChange(
+  current: string,
+  target: string,
+  last: PinChange | null,
+  now: Date,
+  registry: VersionRegistry,
+): PinDecision {
   const problem = versionProblem(target, now, registry);
   if (problem) return { refused: "invalid_version", message: problem };
   if (target === current) return { kind: "unchanged" };

@@ -58,7 +58,8 @@ const BucketDropData = z.object({
   bucket: z.string(),
   summary_key: z.string().meta({ description: "Object key of the drop's summary.json, beside the drop" }),
   status: z.enum(["completed", "failed", "rejected", "not_submitted"]).meta({
-    description: "The job's status; `rejected` carries the reason in `errors` (billing_required, quota_exceeded); `not_submitted`: no file could be checked",
+    description:
+      "The job's status; `rejected` carries the reason in `errors` (billing_required, quota_exceeded); `not_submitted`: no file could be checked",
   }),
   item_count: z.number().int(),
   decided_count: z.number().int(),
@@ -68,7 +69,8 @@ const BucketDropData = z.object({
 
 const LearningData = z.object({
   outcome: z.enum(["learned", "refused", "evicted", "unlearned"]).meta({
-    description: "learned: became a reference; refused: stopped by the entry bar; evicted: the oldest learned reference made room under the cap; unlearned: removed by unlearn",
+    description:
+      "learned: became a reference; refused: stopped by the entry bar; evicted: the oldest learned reference made room under the cap; unlearned: removed by unlearn",
   }),
   check_id: z.string(),
   subject_reference: z.string(),
@@ -119,7 +121,8 @@ export const EVENT_KINDS: readonly EventKind[] = [
     type: "check.completed",
     products: ["sig"],
     subscribable: true,
-    description: "One checked item has its outcome (a decision or an item error). `data` is the CheckResult, as GET /sig/checks/{job_id} returns it.",
+    description:
+      "One checked item has its outcome (a decision or an item error). `data` is the CheckResult, as GET /sig/checks/{job_id} returns it.",
     data: { component: "CheckResult" },
   },
   {
@@ -134,7 +137,8 @@ export const EVENT_KINDS: readonly EventKind[] = [
     type: "job.failed",
     products: ["sig"],
     subscribable: true,
-    description: "A check job finished without any decision (every item ended in an error), could not go on, or was rejected before it started (billing or quota; `status: rejected`).",
+    description:
+      "A check job finished without any decision (every item ended in an error), could not go on, or was rejected before it started (billing or quota; `status: rejected`).",
     data: JobEventData,
     dataName: "JobEventData",
   },
@@ -166,7 +170,8 @@ export const EVENT_KINDS: readonly EventKind[] = [
     type: "reference.learned",
     products: ["sig"],
     subscribable: true,
-    description: "A confirmed item was learned as a reference or refused by the entry bar, or a learned reference was evicted or unlearned.",
+    description:
+      "A confirmed item was learned as a reference or refused by the entry bar, or a learned reference was evicted or unlearned.",
     data: LearningData,
     dataName: "LearningEventData",
   },

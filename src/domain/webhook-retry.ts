@@ -29,7 +29,10 @@ export interface RetryConfig {
 /** Parses the optional overrides (WEBHOOK_RETRY_SCHEDULE "10,60,...", WEBHOOK_DISABLE_AFTER_SECONDS, WEBHOOK_ATTEMPT_TIMEOUT_MS). */
 export function retryConfig(raw: { schedule?: string; disableAfter?: string; timeoutMs?: string }): RetryConfig {
   const delays = raw.schedule?.trim()
-    ? raw.schedule.split(",").map((s) => Number(s.trim())).filter((n) => Number.isFinite(n) && n >= 0)
+    ? raw.schedule
+        .split(",")
+        .map((s) => Number(s.trim()))
+        .filter((n) => Number.isFinite(n) && n >= 0)
     : DEFAULT_RETRY_DELAYS_S;
   const disableAfter = raw.disableAfter?.trim() ? Number(raw.disableAfter) : DEFAULT_DISABLE_AFTER_S;
   const timeout = raw.timeoutMs?.trim() ? Number(raw.timeoutMs) : DEFAULT_ATTEMPT_TIMEOUT_MS;

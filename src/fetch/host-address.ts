@@ -79,7 +79,7 @@ const V4_RANGES: [string, number, string][] = [
 export function specialIpv4(addr: number): string | null {
   for (const [net, bits, phrase] of V4_RANGES) {
     const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
-    if (((addr & mask) >>> 0) === ((parseIpv4(net)! & mask) >>> 0)) return phrase;
+    if ((addr & mask) >>> 0 === (parseIpv4(net)! & mask) >>> 0) return phrase;
   }
   return null;
 }

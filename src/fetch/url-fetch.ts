@@ -62,7 +62,8 @@ export async function fetchDocument(
     const refusal = refuseUrl(url, policy);
     if (refusal) {
       const text = refusalText(refusal, url);
-      const detail = hop === 0 ? `${field}: the URL ${text}.` : `${field}: a redirect of the URL to ${describeTarget(url)} was refused: it ${text}.`;
+      const detail =
+        hop === 0 ? `${field}: the URL ${text}.` : `${field}: a redirect of the URL to ${describeTarget(url)} was refused: it ${text}.`;
       throw new ProblemError("invalid_request", detail, {
         extensions: {
           reason: hop === 0 ? refusal : "redirect_not_allowed",

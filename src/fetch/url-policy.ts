@@ -95,7 +95,7 @@ export function normaliseHostEntry(raw: string, exempt: string[] = []): { entry:
   const text = raw.trim().toLowerCase();
   const wildcard = text.startsWith("*.");
   const rest = wildcard ? text.slice(2) : text;
-  if (!/^[a-z0-9.\-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/.test(rest)) {
+  if (!/^[a-z0-9.-]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/.test(rest)) {
     return { problem: "must be a host name or IP address, optionally with a port, or *.domain" };
   }
   let url: URL;
@@ -113,8 +113,12 @@ export function normaliseHostEntry(raw: string, exempt: string[] = []): { entry:
   if (wildcard && isIp) return { problem: "a wildcard applies to domain names, not IP addresses" };
   if (!isIp) {
     const labels = host.split(".");
-    if (labels.some((l) => l === "" || l.length > 63 || l.startsWith("-") || l.endsWith("-"))) return { problem: "is not a valid host name" };
-    if (labels.length < 2) return { problem: wildcard ? "a wildcard needs a domain of at least two labels (*.example.com)" : "must be a fully qualified domain name" };
+    if (labels.some((l) => l === "" || l.length > 63 || l.startsWith("-") || l.endsWith("-")))
+      return { problem: "is not a valid host name" };
+    if (labels.length < 2)
+      return {
+        problem: wildcard ? "a wildcard needs a domain of at least two labels (*.example.com)" : "must be a fully qualified domain name",
+      };
     if (/^\d+$/.test(labels[labels.length - 1])) return { problem: "is not a valid host name" };
   }
   return { entry };

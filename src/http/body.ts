@@ -65,7 +65,12 @@ export function bodyLimits(options: BodyLimitOptions = {}): MiddlewareHandler<Ap
     let timer: number | null = null;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new ProblemError("timeout", `The request body was not fully received within ${Math.round(deadlineMs / 1000)} s.`, { status: 408 })),
+        () =>
+          reject(
+            new ProblemError("timeout", `The request body was not fully received within ${Math.round(deadlineMs / 1000)} s.`, {
+              status: 408,
+            }),
+          ),
         deadlineMs,
       );
     });

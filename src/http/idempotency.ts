@@ -77,7 +77,16 @@ async function bodyDigest(c: Context<AppEnv>): Promise<string> {
 }
 
 /** Headers that the outer middleware sets on every response; a replay gets the current request's. */
-const UNSTORED_HEADERS = new Set(["x-request-id", "service-version", "service-latest-version", "deprecation", "sunset", "link", "content-length", "set-cookie"]);
+const UNSTORED_HEADERS = new Set([
+  "x-request-id",
+  "service-version",
+  "service-latest-version",
+  "deprecation",
+  "sunset",
+  "link",
+  "content-length",
+  "set-cookie",
+]);
 
 /**
  * Idempotency-Key handling (spec 4.1) with records in the TenantGate DO: new requests run and their
@@ -108,9 +117,13 @@ export function idempotency(rules: Required<RouteRules>): MiddlewareHandler<AppE
       case "conflict":
         throw new ProblemError("idempotency_conflict", `The ${IDEMPOTENCY_HEADER} was already used with a different request.`);
       case "in_progress":
-        throw new ProblemError("idempotency_in_progress", `The first request with this ${IDEMPOTENCY_HEADER} is still running; retry once it has finished.`, {
-          headers: { "Retry-After": "1" },
-        });
+        throw new ProblemError(
+          "idempotency_in_progress",
+          `The first request with this ${IDEMPOTENCY_HEADER} is still running; retry once it has finished.`,
+          {
+            headers: { "Retry-After": "1" },
+          },
+        );
       case "not_replayable": {
         const where = begun.jobId ? `GET /sig/checks/${begun.jobId}` : "GET /sig/checks";
         throw new ProblemError(

@@ -70,7 +70,11 @@ export async function readJsonPart(form: FormData, name: string): Promise<unknow
   let text: string;
   if (typeof raw === "string") text = raw;
   else if (isFile(raw)) {
-    if (!isJsonType(raw.type)) throw invalidField(name, `is a file part of type ${raw.type || "(none)"}; send it as a text field or with Content-Type application/json`);
+    if (!isJsonType(raw.type))
+      throw invalidField(
+        name,
+        `is a file part of type ${raw.type || "(none)"}; send it as a text field or with Content-Type application/json`,
+      );
     text = await raw.text();
   } else throw invalidField(name, "must be a text field or a JSON file part");
   try {

@@ -76,7 +76,8 @@ function registerComponents(app: OpenAPIHono<AppEnv>): void {
     name: "Service-Version",
     in: "header",
     required: false,
-    description: "The interface version (YYYY-MM-DD) for this request; overrides the organisation's pin. Unknown, malformed or sunset: 400 invalid_version.",
+    description:
+      "The interface version (YYYY-MM-DD) for this request; overrides the organisation's pin. Unknown, malformed or sunset: 400 invalid_version.",
     schema: { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}$", example: "2026-09-27" },
   });
   reg.registerComponent("parameters", "XRequestId", {
@@ -104,7 +105,10 @@ function registerComponents(app: OpenAPIHono<AppEnv>): void {
   reg.registerComponent("headers", "XRequestId", { description: "The request's id", schema: { type: "string" } });
   reg.registerComponent("headers", "ServiceVersion", { description: "The version used for this response", schema: { type: "string" } });
   reg.registerComponent("headers", "ServiceLatestVersion", { description: "The latest version", schema: { type: "string" } });
-  reg.registerComponent("headers", "Deprecation", { description: "Deprecated version: `@<unix seconds>` (RFC 9745)", schema: { type: "string" } });
+  reg.registerComponent("headers", "Deprecation", {
+    description: "Deprecated version: `@<unix seconds>` (RFC 9745)",
+    schema: { type: "string" },
+  });
   reg.registerComponent("headers", "Sunset", { description: "Deprecated version: its sunset date (RFC 8594)", schema: { type: "string" } });
   reg.registerComponent("headers", "RetryAfter", { description: "Seconds to wait before retrying", schema: { type: "integer" } });
 }

@@ -17,12 +17,7 @@ import { pinnedVersion } from "./versioning";
  */
 export function pipelineFor(rules: Required<RouteRules>): MiddlewareHandler<AppEnv>[] {
   if (rules.permission === "none") return [];
-  const chain: MiddlewareHandler<AppEnv>[] = [
-    authenticate(rules),
-    resolveTenant(rules),
-    pinnedVersion(),
-    requirePermission(rules),
-  ];
+  const chain: MiddlewareHandler<AppEnv>[] = [authenticate(rules), resolveTenant(rules), pinnedVersion(), requirePermission(rules)];
   if (rules.billing) chain.push(billingGate(rules));
   if (rules.rate !== "none") chain.push(rateLimit(rules));
   if (rules.idempotency === "required") chain.push(idempotency(rules));

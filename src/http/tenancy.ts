@@ -33,9 +33,13 @@ export function resolveTenant(_rules: Required<RouteRules>): MiddlewareHandler<A
     let chain: Org[];
     if (actingAs) {
       if (!caller.permissions.has("org:children:access")) {
-        throw new ProblemError("permission_denied", "Acting in another organisation (Service-Org) requires the permission org:children:access.", {
-          extensions: { permission: "org:children:access" },
-        });
+        throw new ProblemError(
+          "permission_denied",
+          "Acting in another organisation (Service-Org) requires the permission org:children:access.",
+          {
+            extensions: { permission: "org:children:access" },
+          },
+        );
       }
       chain = ORG_ID.test(requested) ? await dir.orgWithAncestors(requested) : [];
       // Anything that is not strictly below the caller's organisation is answered as missing.
@@ -54,7 +58,9 @@ export function resolveTenant(_rules: Required<RouteRules>): MiddlewareHandler<A
     if (suspended) {
       throw new ProblemError(
         "unauthorized",
-        suspended.id === org.id ? `The organisation ${org.id} is suspended.` : `The organisation ${org.id} is suspended through ${suspended.id}.`,
+        suspended.id === org.id
+          ? `The organisation ${org.id} is suspended.`
+          : `The organisation ${org.id} is suspended through ${suspended.id}.`,
       );
     }
     if (org.movingTo) {

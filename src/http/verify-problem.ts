@@ -10,7 +10,9 @@ import { ProblemError } from "./problem";
 export function unreadableInput(err: VerifyError, field: string, what: string, role: string): ProblemError {
   const errors = [{ field, message: err.message }];
   if (err.code === "unsupported_format") {
-    return new ProblemError("unsupported_media_type", `${field}: ${err.message}. ${role} must be PNG, JPEG, TIFF or PDF.`, { extensions: { errors } });
+    return new ProblemError("unsupported_media_type", `${field}: ${err.message}. ${role} must be PNG, JPEG, TIFF or PDF.`, {
+      extensions: { errors },
+    });
   }
   if (err.code === "too_large") return new ProblemError("too_large", `${field}: ${err.message}.`, { extensions: { errors } });
   return new ProblemError("unprocessable", `${field}: the ${what} cannot be read (${err.code}: ${err.message}).`, {

@@ -13,7 +13,13 @@ export const BUCKET_EVENTS_QUEUE_NAME = "countersign-bucket-events";
 
 function isObjectEvent(body: unknown): body is R2EventMessage {
   const m = body as R2EventMessage;
-  return !!m && typeof m.action === "string" && typeof m.bucket === "string" && typeof m.object?.key === "string" && typeof m.eventTime === "string";
+  return (
+    !!m &&
+    typeof m.action === "string" &&
+    typeof m.bucket === "string" &&
+    typeof m.object?.key === "string" &&
+    typeof m.eventTime === "string"
+  );
 }
 
 function isDeadline(body: unknown): body is DropDeadlineMessage {

@@ -11,7 +11,15 @@ export const WEBHOOK_QUEUE_NAME = "countersign-webhook-deliveries";
 
 function isWebhookMessage(body: unknown): body is WebhookMessage {
   const m = body as WebhookMessage;
-  return !!m && m.kind === "webhook_delivery" && typeof m.orgId === "string" && typeof m.deliveryId === "string" && Number.isInteger(m.attempt) && m.attempt >= 1 && typeof m.due === "number";
+  return (
+    !!m &&
+    m.kind === "webhook_delivery" &&
+    typeof m.orgId === "string" &&
+    typeof m.deliveryId === "string" &&
+    Number.isInteger(m.attempt) &&
+    m.attempt >= 1 &&
+    typeof m.due === "number"
+  );
 }
 
 /**

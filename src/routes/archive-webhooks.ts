@@ -57,7 +57,8 @@ export function registerArchiveWebhookRoutes(app: App): void {
   const publish = platformRoute({
     method: "post",
     path: "/platform/orgs/{org_id}/archive-events",
-    summary: "Publish an archive event for an organisation; it fans out to the organisation's archive endpoints that chose it (operator, archive product)",
+    summary:
+      "Publish an archive event for an organisation; it fans out to the organisation's archive endpoints that chose it (operator, archive product)",
     request: {
       params: z.object({ org_id: OrgIdParam }),
       body: { required: true, content: { "application/json": { schema: PublishSchema } } },
@@ -83,9 +84,21 @@ export function registerArchiveWebhookRoutes(app: App): void {
     }
     const store = regionStore(c.env, org.region);
     const eventId = body.id ? `evt_arc_${body.id}` : newId("evt");
-    const result = await publishEvent({ env: c.env, org, store }, "archive", { id: eventId, type: body.type, data: body.data, at: body.occurred_at });
+    const result = await publishEvent({ env: c.env, org, store }, "archive", {
+      id: eventId,
+      type: body.type,
+      data: body.data,
+      at: body.occurred_at,
+    });
     if (!result.duplicate && result.deliveries.length > 0) {
-      await recordAudit(store.db, { orgId: org.id, actor: OPERATOR_ACTOR, action: "archive.event", target: eventId, detail: { type: body.type }, requestId: c.get("requestId") });
+      await recordAudit(store.db, {
+        orgId: org.id,
+        actor: OPERATOR_ACTOR,
+        action: "archive.event",
+        target: eventId,
+        detail: { type: body.type },
+        requestId: c.get("requestId"),
+      });
     }
     return c.json({ event_id: eventId, deliveries: result.deliveries.length, duplicate: result.duplicate }, 202);
   });

@@ -33,21 +33,28 @@ const BucketKeyDoc = z
   })
   .openapi("BucketKey", { description: "Designed here. The secret is never shown again." });
 
-const BucketKeyListDoc = Location.extend({ keys: z.array(BucketKeyDoc).openapi({ description: "Newest first, revoked keys included" }) }).openapi("BucketKeyList", {
+const BucketKeyListDoc = Location.extend({
+  keys: z.array(BucketKeyDoc).openapi({ description: "Newest first, revoked keys included" }),
+}).openapi("BucketKeyList", {
   description: "Designed here: the keys of the bucket's user, and where they reach.",
 });
 
 const NewBucketKeyDoc = Location.extend({
   access_key_id: z.string(),
   secret_access_key: z.string().openapi({ description: "Shown once" }),
-  session_token: z.string().nullable().openapi({ description: "r2 mode only: the session token that goes with the key (AWS_SESSION_TOKEN)" }),
+  session_token: z
+    .string()
+    .nullable()
+    .openapi({ description: "r2 mode only: the session token that goes with the key (AWS_SESSION_TOKEN)" }),
   created_at: z.string(),
-})
-  .openapi("NewBucketKey", { description: "Designed here. Served with Cache-Control: no-store." });
+}).openapi("NewBucketKey", { description: "Designed here. Served with Cache-Control: no-store." });
 
-const KeyParams = z.object({ access_key_id: z.string().openapi({ param: { name: "access_key_id", in: "path" }, example: "CSUABCDEFGHIJKLMNOPQ" }) });
+const KeyParams = z.object({
+  access_key_id: z.string().openapi({ param: { name: "access_key_id", in: "path" }, example: "CSUABCDEFGHIJKLMNOPQ" }),
+});
 
-const NOT_CONFIGURED = "Bucket keys are not configured here: set BUCKET_KEYS_MODE (local or r2) and its settings (see docs/bucket-drops.md).";
+const NOT_CONFIGURED =
+  "Bucket keys are not configured here: set BUCKET_KEYS_MODE (local or r2) and its settings (see docs/bucket-drops.md).";
 
 function dropConfigOf(c: Context<AppEnv>): DropConfig {
   const config = dropConfig(c.env);
@@ -57,11 +64,22 @@ function dropConfigOf(c: Context<AppEnv>): DropConfig {
 
 function locationOf(c: Context<AppEnv>, config: DropConfig) {
   const { org } = c.get("tenant");
-  return { endpoint_url: config.endpointUrl(new URL(c.req.url).origin, org.region), bucket: config.bucketName(org.region), prefix: dropPrefix(org.id), region: config.signingRegion };
+  return {
+    endpoint_url: config.endpointUrl(new URL(c.req.url).origin, org.region),
+    bucket: config.bucketName(org.region),
+    prefix: dropPrefix(org.id),
+    region: config.signingRegion,
+  };
 }
 
 function keyJson(k: BucketKeyRecord) {
-  return { access_key_id: k.accessKeyId, status: (k.revokedAt ? "revoked" : "active") as "active" | "revoked", created_at: k.createdAt, revoked_at: k.revokedAt, last_used_at: k.lastUsedAt };
+  return {
+    access_key_id: k.accessKeyId,
+    status: (k.revokedAt ? "revoked" : "active") as "active" | "revoked",
+    created_at: k.createdAt,
+    revoked_at: k.revokedAt,
+    last_used_at: k.lastUsedAt,
+  };
 }
 
 const list = defineRoute(
@@ -75,7 +93,10 @@ const list = defineRoute(
       "Drops go to `<bucket>/<prefix>batches/<batch>/` (a manifest.json naming the files) or `<prefix>inbox/<subject_reference>/<file>`; " +
       "each becomes a check job with source `bucket` and a summary.json beside it (docs/bucket-drops.md). With BUCKET_KEYS_MODE=local the " +
       "S3 endpoint is this service itself (path-style, Signature V4); with r2, R2's S3 endpoint. 501 when not configured.",
-    responses: { 200: { description: "Keys", content: { "application/json": { schema: BucketKeyListDoc } } }, ...problems(...AUTH_PROBLEMS, 501) },
+    responses: {
+      200: { description: "Keys", content: { "application/json": { schema: BucketKeyListDoc } } },
+      ...problems(...AUTH_PROBLEMS, 501),
+    },
   },
 );
 
@@ -89,7 +110,12 @@ const create = defineRoute(
     description:
       `At most ${MAX_ACTIVE_BUCKET_KEYS} active keys (409 conflict; revoke one first). The body, if any, must be {}. No Idempotency-Key: a retry ` +
       "issues another key. Served with Cache-Control: no-store. Audited as bucket_key.create.",
-    request: { body: { required: false, content: { "application/json": { schema: z.object({}).strict().openapi({ description: "Empty object, or no body" }) } } } },
+    request: {
+      body: {
+        required: false,
+        content: { "application/json": { schema: z.object({}).strict().openapi({ description: "Empty object, or no body" }) } },
+      },
+    },
     responses: {
       201: { description: "Issued", content: { "application/json": { schema: NewBucketKeyDoc } } },
       ...problems(...AUTH_PROBLEMS, 402, 409, 415, 501),
@@ -104,7 +130,8 @@ const revoke = defineRoute(
     path: "/sig/bucket-keys/{access_key_id}",
     tags: ["bucket-keys"],
     summary: "Revoke an access key",
-    description: "Signed requests with it are refused (InvalidAccessKeyId) from then on. 204 also when it was revoked before. Audited as bucket_key.revoke.",
+    description:
+      "Signed requests with it are refused (InvalidAccessKeyId) from then on. 204 also when it was revoked before. Audited as bucket_key.revoke.",
     request: { params: KeyParams },
     responses: { 204: { description: "Revoked" }, ...problems(...AUTH_PROBLEMS, 404, 501) },
   },
@@ -119,7 +146,8 @@ async function assertEmptyBody(c: Context<AppEnv>): Promise<void> {
   } catch {
     throw invalidField("body", "malformed JSON");
   }
-  if (typeof body !== "object" || body === null || Array.isArray(body) || Object.keys(body).length > 0) throw invalidField("body", "must be {} or absent");
+  if (typeof body !== "object" || body === null || Array.isArray(body) || Object.keys(body).length > 0)
+    throw invalidField("body", "must be {} or absent");
 }
 
 export function registerBucketKeyRoutes(app: App): void {
@@ -138,7 +166,9 @@ export function registerBucketKeyRoutes(app: App): void {
     const active = (await repo.list(org.id)).filter((k) => k.revokedAt === null).length;
     if (active >= MAX_ACTIVE_BUCKET_KEYS) throw tooMany();
     const location = locationOf(c, config);
-    let accessKeyId: string, secret: string, sessionToken: string | null = null;
+    let accessKeyId: string,
+      secret: string,
+      sessionToken: string | null = null;
     if (config.mode === "r2") {
       const minted = await mintR2Credentials(c.env, location.bucket, location.prefix);
       ({ accessKeyId, secretAccessKey: secret, sessionToken } = minted);
@@ -150,7 +180,8 @@ export function registerBucketKeyRoutes(app: App): void {
       accessKeyId,
       orgId: org.id,
       // r2 mode: R2 verifies its own credentials, so no secret is kept here at all.
-      secretBox: config.mode === "local" ? await sealSecret(bucketKeySealing(configOf(c.env).drops.secretKey ?? ""), accessKeyId, secret) : "",
+      secretBox:
+        config.mode === "local" ? await sealSecret(bucketKeySealing(configOf(c.env).drops.secretKey ?? ""), accessKeyId, secret) : "",
       createdBy: c.get("caller").actor,
       createdAt: new Date().toISOString(),
       revokedAt: null,
@@ -165,7 +196,10 @@ export function registerBucketKeyRoutes(app: App): void {
     });
     if (!inserted) throw tooMany();
     c.header("Cache-Control", "no-store");
-    return c.json({ ...location, access_key_id: accessKeyId, secret_access_key: secret, session_token: sessionToken, created_at: record.createdAt }, 201);
+    return c.json(
+      { ...location, access_key_id: accessKeyId, secret_access_key: secret, session_token: sessionToken, created_at: record.createdAt },
+      201,
+    );
   });
 
   app.openapi(revoke, async (c) => {
@@ -187,5 +221,8 @@ export function registerBucketKeyRoutes(app: App): void {
 }
 
 function tooMany(): ProblemError {
-  return new ProblemError("conflict", `The organisation has ${MAX_ACTIVE_BUCKET_KEYS} active bucket keys, the most it may have; revoke one first.`);
+  return new ProblemError(
+    "conflict",
+    `The organisation has ${MAX_ACTIVE_BUCKET_KEYS} active bucket keys, the most it may have; revoke one first.`,
+  );
 }

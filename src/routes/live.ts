@@ -85,7 +85,8 @@ function liveCredential(caller: Caller, orgId: string, bearer: string | null): L
 
 export function registerLiveRoutes(app: App): void {
   app.openapi(live, async (c) => {
-    if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") throw invalidField("Upgrade", "must be websocket: GET /sig/live is a WebSocket");
+    if (c.req.header("Upgrade")?.toLowerCase() !== "websocket")
+      throw invalidField("Upgrade", "must be websocket: GET /sig/live is a WebSocket");
     const tenant = c.get("tenant");
     const caller = c.get("caller");
     const offered = (c.req.header("Sec-WebSocket-Protocol") ?? "").split(",").map((p) => p.trim());
@@ -111,12 +112,18 @@ export function registerLiveRoutes(app: App): void {
       // A browser that offered the session subprotocol must see it selected, or it drops the connection.
       protocol: offered.includes(SESSION_SUBPROTOCOL) ? SESSION_SUBPROTOCOL : null,
     };
-    const res = await liveCapture(c.env, tenant.org.id).fetch(new Request("https://live.internal/connect", {
-      headers: { Upgrade: "websocket", [LIVE_CONNECT_HEADER]: JSON.stringify(connect) },
-    }));
+    const res = await liveCapture(c.env, tenant.org.id).fetch(
+      new Request("https://live.internal/connect", {
+        headers: { Upgrade: "websocket", [LIVE_CONNECT_HEADER]: JSON.stringify(connect) },
+      }),
+    );
     if (res.status !== 101 || !res.webSocket) {
       const problem = (await res.json().catch(() => null)) as { code: ProblemCode; detail: string } | null;
-      throw new ProblemError(problem?.code ?? "unavailable", problem?.detail ?? "The live service is unavailable.", res.status === 429 || res.status === 503 ? { headers: { "Retry-After": "5" } } : {});
+      throw new ProblemError(
+        problem?.code ?? "unavailable",
+        problem?.detail ?? "The live service is unavailable.",
+        res.status === 429 || res.status === 503 ? { headers: { "Retry-After": "5" } } : {},
+      );
     }
     // A response of our own: its headers stay writable for the middleware that stamps every response.
     return new Response(null, { status: 101, webSocket: res.webSocket, headers: res.headers }) as never;

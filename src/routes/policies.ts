@@ -106,7 +106,8 @@ export function registerPolicyRoutes(app: App): void {
     const { org, store } = c.get("tenant");
     const { name } = c.req.valid("param");
     const { version } = c.req.valid("query");
-    const policy = version === undefined ? await getLatestPolicy(store.db, org, name) : await getPolicyVersion(store.db, org, name, Number(version));
+    const policy =
+      version === undefined ? await getLatestPolicy(store.db, org, name) : await getPolicyVersion(store.db, org, name, Number(version));
     if (!policy) throw notFound(version === undefined ? "policy" : "policy version");
     return c.json(policyJson(policy), 200);
   });

@@ -4,14 +4,7 @@ import { AUTH_PROBLEMS, defineRoute, problems } from "../http/route";
 import { Identifier } from "../http/schemas";
 import { invalidField, notFound } from "../http/problem";
 import { MAX_METADATA_BYTES } from "../domain/check-request";
-import {
-  SESSION_DEFAULT_TTL_S,
-  SESSION_MAX_TTL_S,
-  SESSION_MIN_TTL_S,
-  publicSessionId,
-  sessionIdOf,
-  sessionJobId,
-} from "../domain/session";
+import { SESSION_DEFAULT_TTL_S, SESSION_MAX_TTL_S, SESSION_MIN_TTL_S, publicSessionId, sessionIdOf, sessionJobId } from "../domain/session";
 import { createSession } from "../services/sessions";
 import { getLatestPolicy } from "../storage/policies";
 import { subjectsRepo } from "../storage/subjects";
@@ -34,7 +27,9 @@ const SessionCreate = z
       .max(SESSION_MAX_TTL_S)
       .optional()
       .openapi({ description: `Lifetime in seconds, ${SESSION_MIN_TTL_S} to ${SESSION_MAX_TTL_S}; default ${SESSION_DEFAULT_TTL_S}` }),
-    policy: Identifier.optional().openapi({ description: "Policy of the session's check (its latest version when the check runs); default `default`" }),
+    policy: Identifier.optional().openapi({
+      description: "Policy of the session's check (its latest version when the check runs); default `default`",
+    }),
     input_type: z
       .string()
       .regex(/^[a-z_]{1,32}$/, "must be 1 to 32 characters of [a-z_]")
@@ -44,16 +39,23 @@ const SessionCreate = z
     process: z.string().min(1).max(64).optional().openapi({ description: "The business process recorded on the session's check" }),
     metadata: z
       .record(z.string(), z.unknown())
-      .refine((m) => new TextEncoder().encode(JSON.stringify(m)).byteLength <= MAX_METADATA_BYTES, `must be at most ${MAX_METADATA_BYTES} bytes as JSON`)
+      .refine(
+        (m) => new TextEncoder().encode(JSON.stringify(m)).byteLength <= MAX_METADATA_BYTES,
+        `must be at most ${MAX_METADATA_BYTES} bytes as JSON`,
+      )
       .optional()
       .openapi({ description: "Stored as the check's metadata" }),
   })
-  .openapi("SessionCreate", { description: "Designed here. Everything the check needs besides the captured image is fixed by the integrator's server." });
+  .openapi("SessionCreate", {
+    description: "Designed here. Everything the check needs besides the captured image is fixed by the integrator's server.",
+  });
 
 const Session = z
   .object({
     session_id: z.string().openapi({ example: "ses_4fT0aZ9bQw1LmN2x" }),
-    token: z.string().openapi({ description: "`svc_ses_...`, shown only in this response; only its hash is stored", example: "svc_ses_1u..." }),
+    token: z
+      .string()
+      .openapi({ description: "`svc_ses_...`, shown only in this response; only its hash is stored", example: "svc_ses_1u..." }),
     subject_reference: z.string(),
     policy: z.string(),
     input_type: z.string(),
@@ -71,7 +73,9 @@ const Session = z
       "Designed here. A session allows the live WebSocket until it expires and exactly one streamed check for its subject, whose job id is `job_id`.",
   });
 
-const SessionParams = z.object({ session_id: z.string().openapi({ param: { name: "session_id", in: "path" }, example: "ses_4fT0aZ9bQw1LmN2x" }) });
+const SessionParams = z.object({
+  session_id: z.string().openapi({ param: { name: "session_id", in: "path" }, example: "ses_4fT0aZ9bQw1LmN2x" }),
+});
 
 const create = defineRoute(
   { permission: "sig:checks:create", idempotency: "none", billing: true },
@@ -174,7 +178,11 @@ export function registerSessionRoutes(app: App): void {
       requestId: c.get("requestId"),
     });
     // The live object re-checks its connections at least every 30 s anyway; asking now cuts them at once.
-    c.executionCtx.waitUntil(liveCapture(c.env, tenant.org.id).recheckNow().catch(() => undefined));
+    c.executionCtx.waitUntil(
+      liveCapture(c.env, tenant.org.id)
+        .recheckNow()
+        .catch(() => undefined),
+    );
     return c.body(null, 204);
   });
 }

@@ -10,7 +10,14 @@ import { ProblemError, invalidField, notFound } from "../http/problem";
 import { readMultipart } from "../http/multipart";
 import { AUTH_PROBLEMS, defineRoute, problems } from "../http/route";
 import { Identifier } from "../http/schemas";
-import { MAX_BLANK_BYTES, MAX_TEMPLATES, MAX_TEMPLATE_JSON_BYTES, TemplateCreateSchema, templateProblem, type TemplateCreate } from "../domain/template";
+import {
+  MAX_BLANK_BYTES,
+  MAX_TEMPLATES,
+  MAX_TEMPLATE_JSON_BYTES,
+  TemplateCreateSchema,
+  templateProblem,
+  type TemplateCreate,
+} from "../domain/template";
 import { templatesRepo, type TemplateRecord } from "../storage/templates";
 import { checkBlank, createTemplate, deleteTemplate } from "../services/templates";
 
@@ -23,7 +30,11 @@ const TemplateCreateDoc = TemplateCreateSchema.openapi("TemplateCreate", {
     "1-based page of the blank. Coordinates are pixels of the blank page as uploaded (`unit: px`, default; for a PDF, the page's embedded " +
     "image) or fractions of the page (`unit: fraction`). Registration data (the print's keypoints and the blank's ink around each box) is " +
     "computed once from the blank at creation and stored with the template.",
-  example: { template_id: "loan-application-v3", name: "Loan application v3", boxes: [{ name: "borrower", page: 1, x: 110, y: 1450, w: 480, h: 160 }] },
+  example: {
+    template_id: "loan-application-v3",
+    name: "Loan application v3",
+    boxes: [{ name: "borrower", page: 1, x: 110, y: 1450, w: 480, h: 160 }],
+  },
 });
 
 const TemplateBoxDoc = z.object({
@@ -53,9 +64,13 @@ const TemplateDoc = z
   })
   .openapi("Template", { description: "Designed here beyond template_id." });
 
-const TemplateListDoc = z.object({ templates: z.array(TemplateDoc) }).openapi("TemplateList", { description: `Newest first; at most ${MAX_TEMPLATES}.` });
+const TemplateListDoc = z
+  .object({ templates: z.array(TemplateDoc) })
+  .openapi("TemplateList", { description: `Newest first; at most ${MAX_TEMPLATES}.` });
 
-const IdParams = z.object({ template_id: Identifier.openapi({ param: { name: "template_id", in: "path" }, example: "loan-application-v3" }) });
+const IdParams = z.object({
+  template_id: Identifier.openapi({ param: { name: "template_id", in: "path" }, example: "loan-application-v3" }),
+});
 
 function templateJson(t: TemplateRecord) {
   return {
@@ -75,7 +90,10 @@ const list = defineRoute(
     path: "/sig/templates",
     tags: ["templates"],
     summary: "The tenant's form templates",
-    responses: { 200: { description: "Templates, newest first", content: { "application/json": { schema: TemplateListDoc } } }, ...problems(...AUTH_PROBLEMS) },
+    responses: {
+      200: { description: "Templates, newest first", content: { "application/json": { schema: TemplateListDoc } } },
+      ...problems(...AUTH_PROBLEMS),
+    },
   },
 );
 
@@ -87,7 +105,10 @@ const get = defineRoute(
     tags: ["templates"],
     summary: "One form template",
     request: { params: IdParams },
-    responses: { 200: { description: "The template", content: { "application/json": { schema: TemplateDoc } } }, ...problems(...AUTH_PROBLEMS, 404) },
+    responses: {
+      200: { description: "The template", content: { "application/json": { schema: TemplateDoc } } },
+      ...problems(...AUTH_PROBLEMS, 404),
+    },
   },
 );
 
@@ -112,7 +133,11 @@ const create = defineRoute(
             // Loose on purpose: the parts are read and checked by the handler, which names the part at fault.
             schema: z
               .object({
-                template: z.any().optional().openapi({ type: "string", description: "TemplateCreate (#/components/schemas/TemplateCreate) as JSON: a text field, or a file part typed application/json" }),
+                template: z.any().optional().openapi({
+                  type: "string",
+                  description:
+                    "TemplateCreate (#/components/schemas/TemplateCreate) as JSON: a text field, or a file part typed application/json",
+                }),
                 blank: z.any().optional().openapi({ type: "string", format: "binary", description: "The blank form, PNG or PDF" }),
               })
               .catchall(z.any()),
@@ -177,13 +202,16 @@ async function readTemplateBody(c: Context<AppEnv>): Promise<{ input: TemplateCr
   const parsed = TemplateCreateSchema.safeParse(await jsonPart(form, "template", MAX_TEMPLATE_JSON_BYTES));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const field = ["template", ...issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`))].join("").replace(/\.\[/g, "[");
+    const field = ["template", ...issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`))]
+      .join("")
+      .replace(/\.\[/g, "[");
     throw invalidField(field, issue.message);
   }
   const problem = templateProblem(parsed.data);
   if (problem) throw invalidField(`template.${problem.field}`, problem.message);
   const blank = form.get("blank") as unknown;
-  if (blank === null || typeof blank === "string") throw invalidField("blank", "the multipart body needs a file part named blank (PNG or PDF)");
+  if (blank === null || typeof blank === "string")
+    throw invalidField("blank", "the multipart body needs a file part named blank (PNG or PDF)");
   const file = blank as File;
   if (file.size > MAX_BLANK_BYTES) throw new ProblemError("too_large", `blank: the file exceeds ${MAX_BLANK_BYTES} bytes.`);
   const bytes = new Uint8Array(await file.arrayBuffer());
@@ -218,7 +246,10 @@ export function registerTemplateRoutes(app: App): void {
 
   app.openapi(remove, async (c) => {
     const { org, store } = c.get("tenant");
-    const removed = await deleteTemplate(store, org, c.req.valid("param").template_id, { actor: c.get("caller").actor, requestId: c.get("requestId") });
+    const removed = await deleteTemplate(store, org, c.req.valid("param").template_id, {
+      actor: c.get("caller").actor,
+      requestId: c.get("requestId"),
+    });
     if (!removed) throw notFound("template");
     return c.body(null, 204);
   });

@@ -39,7 +39,8 @@ export function registerWebhookDocs(app: App): void {
           [WEBHOOK_HEADERS.id]: z.string().openapi({ description: "Message id (Standard Webhooks `webhook-id`)" }),
           [WEBHOOK_HEADERS.timestamp]: z.string().openapi({ description: "Unix seconds of this attempt (`webhook-timestamp`)" }),
           [WEBHOOK_HEADERS.signature]: z.string().openapi({
-            description: "Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret in force (two for 24 h after a rotation)",
+            description:
+              "Space-separated `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, one per secret in force (two for 24 h after a rotation)",
           }),
           "Service-Version": z.string(),
         }),

@@ -46,7 +46,18 @@ import {
   type WebhookDeps,
 } from "../services/webhooks";
 
-export type EndpointRoute = "list" | "create" | "read" | "update" | "delete" | "rotate" | "deliveries" | "delivery" | "attempts" | "test" | "redeliver";
+export type EndpointRoute =
+  | "list"
+  | "create"
+  | "read"
+  | "update"
+  | "delete"
+  | "rotate"
+  | "deliveries"
+  | "delivery"
+  | "attempts"
+  | "test"
+  | "redeliver";
 
 export interface ProductRoutes {
   product: WebhookProduct;
@@ -109,7 +120,14 @@ export function registerEndpointRoutes(app: App, p: ProductRoutes): void {
     app.openapi(route, async (c) => {
       const { limit, cursor } = c.req.valid("query");
       const { org, store } = c.get("tenant");
-      const page = await pageOf(c, `GET ${p.base}`, cursor, limit, (after) => webhooksRepo(store.db).listEndpoints(org.id, p.product, { limit, after }), (r) => r.webhook_id);
+      const page = await pageOf(
+        c,
+        `GET ${p.base}`,
+        cursor,
+        limit,
+        (after) => webhooksRepo(store.db).listEndpoints(org.id, p.product, { limit, after }),
+        (r) => r.webhook_id,
+      );
       return c.json({ endpoints: page.rows.map(endpointJson), next_cursor: page.next }, 200);
     });
   }
@@ -226,7 +244,10 @@ export function registerEndpointRoutes(app: App, p: ProductRoutes): void {
         summary: "Rotate the signing secret: the new one is shown once; the previous one keeps signing beside it for 24 h",
         request: { params: WebhookIdParam },
         responses: {
-          200: { ...json(RotatedSchema, "The new secret"), headers: z.object({ "Cache-Control": z.string().openapi({ example: "no-store" }) }) },
+          200: {
+            ...json(RotatedSchema, "The new secret"),
+            headers: z.object({ "Cache-Control": z.string().openapi({ example: "no-store" }) }),
+          },
           ...problems(...AUTH_PROBLEMS, 404),
         },
       },
@@ -237,7 +258,15 @@ export function registerEndpointRoutes(app: App, p: ProductRoutes): void {
       const { secret, previousExpiresAt } = await rotateSecret(d, endpoint);
       await audit(c, "webhook.rotate_secret", endpoint.webhook_id, { secret_version: endpoint.secret_version + 1 });
       c.header("Cache-Control", "no-store");
-      return c.json({ webhook_id: endpoint.webhook_id, secret, secret_version: endpoint.secret_version + 1, previous_secret_expires_at: previousExpiresAt }, 200);
+      return c.json(
+        {
+          webhook_id: endpoint.webhook_id,
+          secret,
+          secret_version: endpoint.secret_version + 1,
+          previous_secret_expires_at: previousExpiresAt,
+        },
+        200,
+      );
     });
   }
 
@@ -311,7 +340,8 @@ export function registerEndpointRoutes(app: App, p: ProductRoutes): void {
         method: "get",
         path: `${p.base}/{webhook_id}/attempts`,
         tags,
-        summary: "The delivery log: every attempt (time, status code or error, duration, first KB of the answer), newest first; kept 30 days",
+        summary:
+          "The delivery log: every attempt (time, status code or error, duration, first KB of the answer), newest first; kept 30 days",
         request: { params: WebhookIdParam, query: z.object({ limit: Limit, cursor: Cursor, delivery_id: Identifier.optional() }) },
         responses: { 200: json(AttemptListSchema, "Attempts"), ...problems(...AUTH_PROBLEMS, 404) },
       },
@@ -341,7 +371,10 @@ export function registerEndpointRoutes(app: App, p: ProductRoutes): void {
         tags,
         summary: "Test send: one `webhook.test` message to this endpoint (also when disabled), one attempt, logged like any other",
         request: { params: WebhookIdParam },
-        responses: { 202: json(WebhookDeliverySchema, "The delivery, queued; follow it in the delivery log"), ...problems(...AUTH_PROBLEMS, 404) },
+        responses: {
+          202: json(WebhookDeliverySchema, "The delivery, queued; follow it in the delivery log"),
+          ...problems(...AUTH_PROBLEMS, 404),
+        },
       },
     );
     app.openapi(route, async (c) => {

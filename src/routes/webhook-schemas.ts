@@ -13,7 +13,10 @@ export const WebhookEndpointSchema = z
     description: z.string().nullable(),
     events: z.array(z.string()),
     enabled: z.boolean(),
-    disabled_reason: z.enum(["manual", "failing"]).nullable().openapi({ description: "`failing`: disabled after failing every delivery for 5 days" }),
+    disabled_reason: z
+      .enum(["manual", "failing"])
+      .nullable()
+      .openapi({ description: "`failing`: disabled after failing every delivery for 5 days" }),
     secret_version: z.number().int().openapi({ description: "1, plus one per rotation" }),
     previous_secret_expires_at: IsoTime.nullable().openapi({ description: "Until then the secret before the last rotation also signs" }),
     failing_since: IsoTime.nullable().openapi({ description: "First failed attempt since the last successful one" }),
@@ -23,7 +26,10 @@ export const WebhookEndpointSchema = z
   .openapi("WebhookEndpoint");
 
 export const WithSecret = WebhookEndpointSchema.extend({
-  secret: z.string().openapi({ description: "The signing secret (`whsec_` + base64). Shown only in this response.", example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }),
+  secret: z.string().openapi({
+    description: "The signing secret (`whsec_` + base64). Shown only in this response.",
+    example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+  }),
 }).openapi("WebhookEndpointWithSecret");
 
 export const RotatedSchema = z
@@ -35,7 +41,9 @@ export const RotatedSchema = z
   })
   .openapi("WebhookSecretRotated");
 
-export const EndpointListSchema = z.object({ endpoints: z.array(WebhookEndpointSchema), next_cursor: z.string().nullable() }).openapi("WebhookEndpointList");
+export const EndpointListSchema = z
+  .object({ endpoints: z.array(WebhookEndpointSchema), next_cursor: z.string().nullable() })
+  .openapi("WebhookEndpointList");
 
 export const WebhookDeliverySchema = z
   .object({
@@ -65,14 +73,20 @@ export const WebhookAttemptSchema = z
     started_at: IsoTime,
     duration_ms: z.number().int(),
     status_code: z.number().int().nullable().openapi({ description: "The endpoint's HTTP status; null when there was no answer" }),
-    error: z.string().nullable().openapi({ description: "`timeout: ...`, `network_error: ...`, `address_not_allowed: ...`, `dns_failed: ...` or `http_status: ...`" }),
+    error: z.string().nullable().openapi({
+      description: "`timeout: ...`, `network_error: ...`, `address_not_allowed: ...`, `dns_failed: ...` or `http_status: ...`",
+    }),
     response_body: z.string().nullable().openapi({ description: "The first KB of the answer" }),
     succeeded: z.boolean(),
   })
   .openapi("WebhookAttempt");
 
-export const DeliveryListSchema = z.object({ deliveries: z.array(WebhookDeliverySchema), next_cursor: z.string().nullable() }).openapi("WebhookDeliveryList");
-export const AttemptListSchema = z.object({ attempts: z.array(WebhookAttemptSchema), next_cursor: z.string().nullable() }).openapi("WebhookAttemptList");
+export const DeliveryListSchema = z
+  .object({ deliveries: z.array(WebhookDeliverySchema), next_cursor: z.string().nullable() })
+  .openapi("WebhookDeliveryList");
+export const AttemptListSchema = z
+  .object({ attempts: z.array(WebhookAttemptSchema), next_cursor: z.string().nullable() })
+  .openapi("WebhookAttemptList");
 export const DeliveryDetailSchema = WebhookDeliverySchema.extend({
   version: z.string().openapi({ description: "The Service-Version the message is rendered in" }),
   payload: z.record(z.string(), z.unknown()).nullable().openapi({ description: "The message body (null once the event has expired)" }),
@@ -84,11 +98,21 @@ const Events = z.array(z.string().min(1).max(64)).min(1).max(32);
 const Description = z.string().max(500);
 
 export const CreateSchema = z
-  .object({ url: Url, events: Events, description: Description.optional(), enabled: z.boolean().optional().openapi({ description: "Default true" }) })
+  .object({
+    url: Url,
+    events: Events,
+    description: Description.optional(),
+    enabled: z.boolean().optional().openapi({ description: "Default true" }),
+  })
   .strict()
   .openapi("WebhookEndpointCreate");
 export const UpdateSchema = z
-  .object({ url: Url.optional(), events: Events.optional(), description: Description.nullable().optional(), enabled: z.boolean().optional() })
+  .object({
+    url: Url.optional(),
+    events: Events.optional(),
+    description: Description.nullable().optional(),
+    enabled: z.boolean().optional(),
+  })
   .strict()
   .openapi("WebhookEndpointUpdate");
 

@@ -37,9 +37,11 @@ async function findKey(env: Env, accessKeyId: string): Promise<BucketKeyRecord |
 
 export async function authenticateS3(env: Env, req: Request, url: URL, now = Date.now()): Promise<S3Caller> {
   const parts = parseSignature(req, url);
-  if (parts === null) throw new S3Error("AccessDenied", "Anonymous requests are not allowed: sign the request with a bucket key (AWS Signature V4).");
+  if (parts === null)
+    throw new S3Error("AccessDenied", "Anonymous requests are not allowed: sign the request with a bucket key (AWS Signature V4).");
   if ("error" in parts) throw new S3Error(parts.error, parts.message);
-  if (parts.service !== "s3") throw new S3Error("AuthorizationHeaderMalformed", `The credential scope names service ${parts.service}; it must be s3.`);
+  if (parts.service !== "s3")
+    throw new S3Error("AuthorizationHeaderMalformed", `The credential scope names service ${parts.service}; it must be s3.`);
   const at = amzDateMs(parts.amzDate);
   if (!Number.isFinite(at)) throw new S3Error("AccessDenied", "The request has no valid x-amz-date.");
   if (parts.presigned) {
@@ -47,11 +49,13 @@ export async function authenticateS3(env: Env, req: Request, url: URL, now = Dat
   } else if (Math.abs(now - at) > MAX_SKEW_MS) {
     throw new S3Error("RequestTimeTooSkewed", "The difference between the request time and the server's time is too large.");
   }
-  if (parts.amzDate.slice(0, 8) !== parts.date) throw new S3Error("AuthorizationHeaderMalformed", "The credential scope's date does not match x-amz-date.");
+  if (parts.amzDate.slice(0, 8) !== parts.date)
+    throw new S3Error("AuthorizationHeaderMalformed", "The credential scope's date does not match x-amz-date.");
 
   const key = isAccessKeyId(parts.accessKeyId) ? await findKey(env, parts.accessKeyId) : null;
   // A revoked key is unknown from here on, as S3 answers for a deleted access key.
-  if (!key || key.revokedAt !== null) throw new S3Error("InvalidAccessKeyId", "The AWS access key id you provided does not exist in our records.");
+  if (!key || key.revokedAt !== null)
+    throw new S3Error("InvalidAccessKeyId", "The AWS access key id you provided does not exist in our records.");
   let secret: string;
   try {
     secret = await openSecret(bucketKeySealing(configOf(env).drops.secretKey ?? ""), key.accessKeyId, key.secretBox);
@@ -61,12 +65,21 @@ export async function authenticateS3(env: Env, req: Request, url: URL, now = Dat
   }
   const expected = await expectedSignature(req, url, parts, secret);
   if (!constantTimeEqualHex(parts.signature, expected.signature)) {
-    throw new S3Error("SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided. Check your key and signing method.");
+    throw new S3Error(
+      "SignatureDoesNotMatch",
+      "The request signature we calculated does not match the signature you provided. Check your key and signing method.",
+    );
   }
   const chain = await directory(env.DIRECTORY).orgWithAncestors(key.orgId);
   const org = chain[0];
   if (!org) throw new S3Error("InvalidAccessKeyId", "The AWS access key id you provided does not exist in our records.");
   if (chain.some((o) => o.suspended)) throw new S3Error("AccessDenied", "The organisation is suspended.");
-  if (org.movingTo) throw new S3Error("ServiceUnavailable", "The organisation is being moved to another region; retry shortly.", { "Retry-After": "30" });
-  return { key, org, parts, chunkSigning: { key: expected.key, amzDate: parts.amzDate, scope: expected.scope, seedSignature: expected.signature } };
+  if (org.movingTo)
+    throw new S3Error("ServiceUnavailable", "The organisation is being moved to another region; retry shortly.", { "Retry-After": "30" });
+  return {
+    key,
+    org,
+    parts,
+    chunkSigning: { key: expected.key, amzDate: parts.amzDate, scope: expected.scope, seedSignature: expected.signature },
+  };
 }

@@ -13,7 +13,8 @@ export const MAX_S3_BODY_BYTES = 50 * 1024 * 1024;
 /** Reads a body, refusing more than `max` bytes (by Content-Length up front, and while it streams). */
 export async function readBody(req: Request, max = MAX_S3_BODY_BYTES): Promise<Uint8Array> {
   const declared = Number(req.headers.get("content-length") ?? "");
-  if (Number.isFinite(declared) && declared > max + 64 * 1024) throw new S3Error("EntityTooLarge", `The body exceeds ${max} bytes; use a multipart upload with smaller parts.`);
+  if (Number.isFinite(declared) && declared > max + 64 * 1024)
+    throw new S3Error("EntityTooLarge", `The body exceeds ${max} bytes; use a multipart upload with smaller parts.`);
   if (!req.body) return new Uint8Array(0);
   const parts: Uint8Array[] = [];
   let total = 0;
@@ -43,10 +44,16 @@ export interface ChunkSigning {
  * The object bytes of a request body: as sent for a hex or UNSIGNED-PAYLOAD hash (a hex hash must
  * match), or decoded from aws-chunked for the STREAMING-* markers.
  */
-export async function payloadOf(raw: Uint8Array, payloadHash: string, signing: ChunkSigning | null, max = MAX_S3_BODY_BYTES): Promise<Uint8Array> {
+export async function payloadOf(
+  raw: Uint8Array,
+  payloadHash: string,
+  signing: ChunkSigning | null,
+  max = MAX_S3_BODY_BYTES,
+): Promise<Uint8Array> {
   if (payloadHash === UNSIGNED_PAYLOAD) return checkSize(raw, max);
   if (/^[0-9a-f]{64}$/.test(payloadHash)) {
-    if ((await sha256Hex(raw)) !== payloadHash) throw new S3Error("XAmzContentSHA256Mismatch", "The body does not match the x-amz-content-sha256 it was signed with.");
+    if ((await sha256Hex(raw)) !== payloadHash)
+      throw new S3Error("XAmzContentSHA256Mismatch", "The body does not match the x-amz-content-sha256 it was signed with.");
     return checkSize(raw, max);
   }
   if (payloadHash.startsWith("STREAMING-")) {
@@ -71,7 +78,8 @@ function lineEnd(b: Uint8Array, from: number): number {
 /** `size[;chunk-signature=sig]\r\n data \r\n` ... `0[;chunk-signature=sig]\r\n` [trailers] `\r\n`. */
 async function decodeChunked(b: Uint8Array, signing: ChunkSigning | null, max: number): Promise<Uint8Array> {
   const out: Uint8Array[] = [];
-  let at = 0, total = 0;
+  let at = 0,
+    total = 0;
   let previous = signing?.seedSignature ?? "";
   for (;;) {
     const end = lineEnd(b, at);
@@ -79,14 +87,20 @@ async function decodeChunked(b: Uint8Array, signing: ChunkSigning | null, max: n
     const header = new TextDecoder().decode(b.subarray(at, end));
     const [sizeHex, ...ext] = header.split(";");
     const size = Number.parseInt(sizeHex, 16);
-    if (!/^[0-9a-fA-F]{1,8}$/.test(sizeHex) || !Number.isFinite(size)) throw new S3Error("InvalidArgument", "The aws-chunked body has a malformed chunk size.");
+    if (!/^[0-9a-fA-F]{1,8}$/.test(sizeHex) || !Number.isFinite(size))
+      throw new S3Error("InvalidArgument", "The aws-chunked body has a malformed chunk size.");
     const start = end + 2;
     if (start + size > b.length) throw new S3Error("IncompleteBody", "The aws-chunked body is shorter than its chunks declare.");
     const data = b.subarray(start, start + size);
     if (signing) {
-      const sig = ext.map((e) => e.trim()).find((e) => e.startsWith("chunk-signature="))?.slice("chunk-signature=".length) ?? "";
+      const sig =
+        ext
+          .map((e) => e.trim())
+          .find((e) => e.startsWith("chunk-signature="))
+          ?.slice("chunk-signature=".length) ?? "";
       const want = await chunkSignature(signing.key, signing.amzDate, signing.scope, previous, data);
-      if (!constantTimeEqualHex(sig.toLowerCase(), want)) throw new S3Error("SignatureDoesNotMatch", "A chunk signature of the aws-chunked body does not match.");
+      if (!constantTimeEqualHex(sig.toLowerCase(), want))
+        throw new S3Error("SignatureDoesNotMatch", "A chunk signature of the aws-chunked body does not match.");
       previous = want;
     }
     if (size === 0) break;

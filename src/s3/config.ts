@@ -57,7 +57,8 @@ export function dropConfig(env: Env): DropConfig | null {
       mode: "r2",
       bucketName: (r) => names[r],
       // EU buckets live in the EU jurisdiction, which has its own S3 endpoint.
-      endpointUrl: (_origin, r) => (r === "eu" ? `https://${r2.accountId}.eu.r2.cloudflarestorage.com` : `https://${r2.accountId}.r2.cloudflarestorage.com`),
+      endpointUrl: (_origin, r) =>
+        r === "eu" ? `https://${r2.accountId}.eu.r2.cloudflarestorage.com` : `https://${r2.accountId}.r2.cloudflarestorage.com`,
       signingRegion: "auto",
     };
   }

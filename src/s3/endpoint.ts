@@ -48,7 +48,8 @@ function safeSegment(s: string): string {
 
 /** The request's path below the endpoint: `/<bucket>/<key>`. */
 function s3Path(url: URL): string {
-  if (url.pathname === S3_PATH_PREFIX || url.pathname.startsWith(`${S3_PATH_PREFIX}/`)) return url.pathname.slice(S3_PATH_PREFIX.length) || "/";
+  if (url.pathname === S3_PATH_PREFIX || url.pathname.startsWith(`${S3_PATH_PREFIX}/`))
+    return url.pathname.slice(S3_PATH_PREFIX.length) || "/";
   return url.pathname;
 }
 
@@ -87,7 +88,8 @@ function assertReach(env: Env, caller: S3Caller, bucket: string, key: string | n
   const region = regionOfBucket(env, bucket);
   if (!region) throw new S3Error("NoSuchBucket", `The bucket ${bucket} does not exist.`);
   const prefix = dropPrefix(caller.org.id);
-  if (region !== caller.org.region) throw new S3Error("AccessDenied", `This key may only reach ${bucketNames(env)[caller.org.region]}/${prefix}.`);
+  if (region !== caller.org.region)
+    throw new S3Error("AccessDenied", `This key may only reach ${bucketNames(env)[caller.org.region]}/${prefix}.`);
   if (key !== null && !key.startsWith(prefix)) throw new S3Error("AccessDenied", `This key may only reach keys under ${prefix}.`);
 }
 
@@ -98,9 +100,14 @@ export async function handleS3(req: Request, env: Env, ctx: ExecutionContext): P
   let resource = s3Path(url);
   try {
     const config = dropConfig(env);
-    if (config?.mode !== "local") throw new S3Error("NotImplemented", "The local S3 endpoint is not enabled here (BUCKET_KEYS_MODE=local).");
+    if (config?.mode !== "local")
+      throw new S3Error("NotImplemented", "The local S3 endpoint is not enabled here (BUCKET_KEYS_MODE=local).");
     const caller = await authenticateS3(env, req, url);
-    ctx.waitUntil(bucketKeysRepo(regionStore(env, caller.org.region).db).touch(caller.key.accessKeyId, new Date().toISOString()).catch(() => undefined));
+    ctx.waitUntil(
+      bucketKeysRepo(regionStore(env, caller.org.region).db)
+        .touch(caller.key.accessKeyId, new Date().toISOString())
+        .catch(() => undefined),
+    );
     const t = targetOf(url);
     resource = `/${t.bucket}${t.key ? `/${t.key}` : ""}`;
     const res = await route(env, req, caller, t);
@@ -119,7 +126,9 @@ async function route(env: Env, req: Request, caller: S3Caller, t: Target): Promi
   if (t.bucket === "") {
     if (method !== "GET") throw new S3Error("MethodNotAllowed", "Only GET (ListBuckets) is allowed here.");
     const name = bucketNames(env)[caller.org.region];
-    return xml(`<ListAllMyBucketsResult ${NS}><Owner><ID>${caller.org.id}</ID></Owner><Buckets><Bucket><Name>${name}</Name><CreationDate>${caller.org.createdAt}</CreationDate></Bucket></Buckets></ListAllMyBucketsResult>`);
+    return xml(
+      `<ListAllMyBucketsResult ${NS}><Owner><ID>${caller.org.id}</ID></Owner><Buckets><Bucket><Name>${name}</Name><CreationDate>${caller.org.createdAt}</CreationDate></Bucket></Buckets></ListAllMyBucketsResult>`,
+    );
   }
   if (t.key === "") {
     assertReach(env, caller, t.bucket, null);
@@ -136,7 +145,8 @@ async function route(env: Env, req: Request, caller: S3Caller, t: Target): Promi
       const body = await payloadOf(await readBody(req), caller.parts.payloadHash, caller.chunkSigning);
       if (uploadId !== undefined) {
         const n = Number(t.params.get("partNumber"));
-        if (!Number.isInteger(n) || n < 1 || n > 10000) throw new S3Error("InvalidArgument", "partNumber must be an integer from 1 to 10000.");
+        if (!Number.isInteger(n) || n < 1 || n > 10000)
+          throw new S3Error("InvalidArgument", "partNumber must be an integer from 1 to 10000.");
         const upload = files.resumeMultipartUpload(t.key, uploadId);
         try {
           const part = await upload.uploadPart(n, body);
@@ -145,14 +155,20 @@ async function route(env: Env, req: Request, caller: S3Caller, t: Target): Promi
           throw r2UploadError(err);
         }
       }
-      const obj = await files.put(t.key, body, { httpMetadata: { contentType: req.headers.get("content-type") ?? "application/octet-stream" } });
+      const obj = await files.put(t.key, body, {
+        httpMetadata: { contentType: req.headers.get("content-type") ?? "application/octet-stream" },
+      });
       await emitObjectEvent(env, { bucket: t.bucket, key: t.key, size: obj.size, eTag: obj.etag, action: "PutObject" });
       return new Response(null, { status: 200, headers: { ETag: quoted(obj.etag) } });
     }
     case "POST": {
       if (t.params.has("uploads")) {
-        const upload = await files.createMultipartUpload(t.key, { httpMetadata: { contentType: req.headers.get("content-type") ?? "application/octet-stream" } });
-        return xml(`<InitiateMultipartUploadResult ${NS}><Bucket>${xmlEscape(t.bucket)}</Bucket><Key>${xmlEscape(t.key)}</Key><UploadId>${xmlEscape(upload.uploadId)}</UploadId></InitiateMultipartUploadResult>`);
+        const upload = await files.createMultipartUpload(t.key, {
+          httpMetadata: { contentType: req.headers.get("content-type") ?? "application/octet-stream" },
+        });
+        return xml(
+          `<InitiateMultipartUploadResult ${NS}><Bucket>${xmlEscape(t.bucket)}</Bucket><Key>${xmlEscape(t.key)}</Key><UploadId>${xmlEscape(upload.uploadId)}</UploadId></InitiateMultipartUploadResult>`,
+        );
       }
       if (uploadId !== undefined) {
         const raw = await payloadOf(await readBody(req, 1024 * 1024), caller.parts.payloadHash, caller.chunkSigning, 1024 * 1024);
@@ -194,9 +210,12 @@ async function route(env: Env, req: Request, caller: S3Caller, t: Target): Promi
 
 function r2UploadError(err: unknown): S3Error {
   const msg = String((err as Error)?.message ?? err);
-  if (/upload.*(not|does not) exist|NoSuchUpload|10024/i.test(msg)) return new S3Error("NoSuchUpload", "The specified multipart upload does not exist.");
-  if (/too small|EntityTooSmall|10011/i.test(msg)) return new S3Error("EntityTooSmall", "A part other than the last is smaller than the minimum allowed (5 MiB).");
-  if (/part|10025/i.test(msg)) return new S3Error("InvalidPart", `One or more of the parts could not be found or its ETag does not match (${msg}).`);
+  if (/upload.*(not|does not) exist|NoSuchUpload|10024/i.test(msg))
+    return new S3Error("NoSuchUpload", "The specified multipart upload does not exist.");
+  if (/too small|EntityTooSmall|10011/i.test(msg))
+    return new S3Error("EntityTooSmall", "A part other than the last is smaller than the minimum allowed (5 MiB).");
+  if (/part|10025/i.test(msg))
+    return new S3Error("InvalidPart", `One or more of the parts could not be found or its ETag does not match (${msg}).`);
   return new S3Error("InternalError", msg);
 }
 
@@ -211,7 +230,9 @@ export function parseCompleteParts(body: string): R2UploadedPart[] {
     parts.push({ partNumber: Number(n[1]), etag });
   }
   if (parts.length === 0) throw new S3Error("MalformedXML", "The CompleteMultipartUpload body names no parts.");
-  for (let i = 1; i < parts.length; i++) if (parts[i].partNumber <= parts[i - 1].partNumber) throw new S3Error("InvalidPartOrder", "Parts must be listed in ascending PartNumber order.");
+  for (let i = 1; i < parts.length; i++)
+    if (parts[i].partNumber <= parts[i - 1].partNumber)
+      throw new S3Error("InvalidPartOrder", "Parts must be listed in ascending PartNumber order.");
   return parts;
 }
 
@@ -221,7 +242,12 @@ async function getObject(files: R2Bucket, req: Request, key: string, head: boole
   if (rangeHeader && !head) {
     const m = /^bytes=(\d*)-(\d*)$/.exec(rangeHeader.trim());
     if (!m || (m[1] === "" && m[2] === "")) throw new S3Error("InvalidRange", "The requested range is not satisfiable.");
-    range = m[1] === "" ? { suffix: Number(m[2]) } : m[2] === "" ? { offset: Number(m[1]) } : { offset: Number(m[1]), length: Number(m[2]) - Number(m[1]) + 1 };
+    range =
+      m[1] === ""
+        ? { suffix: Number(m[2]) }
+        : m[2] === ""
+          ? { offset: Number(m[1]) }
+          : { offset: Number(m[1]), length: Number(m[2]) - Number(m[1]) + 1 };
   }
   const obj = head ? await files.head(key) : await files.get(key, range ? { range } : undefined);
   if (!obj) throw new S3Error("NoSuchKey", "The specified key does not exist.");
@@ -236,11 +262,17 @@ async function getObject(files: R2Bucket, req: Request, key: string, head: boole
   if (range && obj.range && "offset" in obj.range) {
     const offset = obj.range.offset ?? 0;
     const length = obj.range.length ?? obj.size - offset;
-    return new Response(body, { status: 206, headers: { ...headers, "Content-Range": `bytes ${offset}-${offset + length - 1}/${obj.size}`, "Content-Length": String(length) } });
+    return new Response(body, {
+      status: 206,
+      headers: { ...headers, "Content-Range": `bytes ${offset}-${offset + length - 1}/${obj.size}`, "Content-Length": String(length) },
+    });
   }
   if (range && obj.range && "suffix" in obj.range) {
     const length = Math.min(obj.range.suffix, obj.size);
-    return new Response(body, { status: 206, headers: { ...headers, "Content-Range": `bytes ${obj.size - length}-${obj.size - 1}/${obj.size}`, "Content-Length": String(length) } });
+    return new Response(body, {
+      status: 206,
+      headers: { ...headers, "Content-Range": `bytes ${obj.size - length}-${obj.size - 1}/${obj.size}`, "Content-Length": String(length) },
+    });
   }
   return new Response(body, { status: 200, headers: { ...headers, "Content-Length": String(obj.size) } });
 }
@@ -257,10 +289,19 @@ async function list(files: R2Bucket, caller: S3Caller, t: Target): Promise<Respo
   const urlEncode = t.params.get("encoding-type") === "url";
   const token = v2 ? t.params.get("continuation-token") : undefined;
   const startAfter = v2 ? t.params.get("start-after") : t.params.get("marker");
-  const page = await files.list({ prefix, delimiter, limit: maxKeys, cursor: token || undefined, startAfter: token ? undefined : startAfter || undefined });
+  const page = await files.list({
+    prefix,
+    delimiter,
+    limit: maxKeys,
+    cursor: token || undefined,
+    startAfter: token ? undefined : startAfter || undefined,
+  });
   const enc = (s: string) => xmlEscape(urlEncode ? encodeURIComponent(s).replace(/%2F/g, "/") : s);
   const contents = page.objects
-    .map((o) => `<Contents><Key>${enc(o.key)}</Key><LastModified>${o.uploaded.toISOString()}</LastModified><ETag>${xmlEscape(quoted(o.etag))}</ETag><Size>${o.size}</Size><StorageClass>STANDARD</StorageClass></Contents>`)
+    .map(
+      (o) =>
+        `<Contents><Key>${enc(o.key)}</Key><LastModified>${o.uploaded.toISOString()}</LastModified><ETag>${xmlEscape(quoted(o.etag))}</ETag><Size>${o.size}</Size><StorageClass>STANDARD</StorageClass></Contents>`,
+    )
     .join("");
   const common = page.delimitedPrefixes.map((p) => `<CommonPrefixes><Prefix>${enc(p)}</Prefix></CommonPrefixes>`).join("");
   const truncated = page.truncated;
@@ -269,9 +310,13 @@ async function list(files: R2Bucket, caller: S3Caller, t: Target): Promise<Respo
     const next = truncated ? `<NextContinuationToken>${xmlEscape(page.cursor)}</NextContinuationToken>` : "";
     const given = token ? `<ContinuationToken>${xmlEscape(token)}</ContinuationToken>` : "";
     const after = startAfter ? `<StartAfter>${enc(startAfter)}</StartAfter>` : "";
-    return xml(`<ListBucketResult ${NS}>${shared}<KeyCount>${page.objects.length + page.delimitedPrefixes.length}</KeyCount>${given}${after}${next}${contents}${common}</ListBucketResult>`);
+    return xml(
+      `<ListBucketResult ${NS}>${shared}<KeyCount>${page.objects.length + page.delimitedPrefixes.length}</KeyCount>${given}${after}${next}${contents}${common}</ListBucketResult>`,
+    );
   }
   const last = [...page.objects.map((o) => o.key), ...page.delimitedPrefixes].sort().pop();
   const nextMarker = truncated && last ? `<NextMarker>${enc(last)}</NextMarker>` : "";
-  return xml(`<ListBucketResult ${NS}>${shared}<Marker>${enc(startAfter ?? "")}</Marker>${nextMarker}${contents}${common}</ListBucketResult>`);
+  return xml(
+    `<ListBucketResult ${NS}>${shared}<Marker>${enc(startAfter ?? "")}</Marker>${nextMarker}${contents}${common}</ListBucketResult>`,
+  );
 }

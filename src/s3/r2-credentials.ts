@@ -32,13 +32,22 @@ export async function mintR2Credentials(env: Env, bucket: string, prefix: string
     res = await fetch(url, {
       method: "POST",
       headers: { Authorization: `Bearer ${r2.apiToken}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ bucket, parentAccessKeyId: r2.parentAccessKeyId, permission: "object-read-write", ttlSeconds: TTL_SECONDS, prefixes: [prefix] }),
+      body: JSON.stringify({
+        bucket,
+        parentAccessKeyId: r2.parentAccessKeyId,
+        permission: "object-read-write",
+        ttlSeconds: TTL_SECONDS,
+        prefixes: [prefix],
+      }),
     });
   } catch (err) {
     logError("R2 credentials: Cloudflare API unreachable", err);
     throw unavailable();
   }
-  const body = (await res.json().catch(() => null)) as { success?: boolean; result?: { accessKeyId?: string; secretAccessKey?: string; sessionToken?: string } } | null;
+  const body = (await res.json().catch(() => null)) as {
+    success?: boolean;
+    result?: { accessKeyId?: string; secretAccessKey?: string; sessionToken?: string };
+  } | null;
   const r = body?.result;
   if (!res.ok || !body?.success || !r?.accessKeyId || !r.secretAccessKey) {
     logError("R2 credentials: Cloudflare API refused", undefined, { status: res.status, body: JSON.stringify(body).slice(0, 1024) });
@@ -51,5 +60,7 @@ export async function mintR2Credentials(env: Env, bucket: string, prefix: string
 export async function revokeR2Credentials(_env: Env, _accessKeyId: string): Promise<void> {}
 
 function unavailable(): ProblemError {
-  return new ProblemError("unavailable", "The storage provider could not issue a key right now; retry shortly.", { headers: { "Retry-After": "10" } });
+  return new ProblemError("unavailable", "The storage provider could not issue a key right now; retry shortly.", {
+    headers: { "Retry-After": "10" },
+  });
 }

@@ -30,7 +30,10 @@ export interface SignedRequestParts {
   presigned: boolean;
 }
 
-export type ParseFailure = { error: "AccessDenied" | "AuthorizationHeaderMalformed" | "AuthorizationQueryParametersError"; message: string };
+export type ParseFailure = {
+  error: "AccessDenied" | "AuthorizationHeaderMalformed" | "AuthorizationQueryParametersError";
+  message: string;
+};
 
 const enc = new TextEncoder();
 
@@ -46,7 +49,13 @@ export async function sha256Hex(data: string | Uint8Array): Promise<string> {
 }
 
 async function hmac(key: Uint8Array | string, data: string): Promise<Uint8Array> {
-  const k = await crypto.subtle.importKey("raw", typeof key === "string" ? enc.encode(key) : key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const k = await crypto.subtle.importKey(
+    "raw",
+    typeof key === "string" ? enc.encode(key) : key,
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
   return new Uint8Array(await crypto.subtle.sign("HMAC", k, enc.encode(data)));
 }
 
@@ -74,10 +83,13 @@ function safeDecode(s: string): string {
 export function queryParams(search: string): [string, string][] {
   const q = search.startsWith("?") ? search.slice(1) : search;
   if (q === "") return [];
-  return q.split("&").filter(Boolean).map((pair) => {
-    const i = pair.indexOf("=");
-    return i < 0 ? [safeDecode(pair), ""] : [safeDecode(pair.slice(0, i)), safeDecode(pair.slice(i + 1))];
-  });
+  return q
+    .split("&")
+    .filter(Boolean)
+    .map((pair) => {
+      const i = pair.indexOf("=");
+      return i < 0 ? [safeDecode(pair), ""] : [safeDecode(pair.slice(0, i)), safeDecode(pair.slice(i + 1))];
+    });
 }
 
 function canonicalQuery(params: [string, string][]): string {
@@ -100,12 +112,15 @@ export function parseSignature(req: Request, url: URL): SignedRequestParts | Par
       const i = part.indexOf("=");
       if (i > 0) fields.set(part.slice(0, i).trim(), part.slice(i + 1).trim());
     }
-    const credential = fields.get("Credential"), signedHeaders = fields.get("SignedHeaders"), signature = fields.get("Signature");
+    const credential = fields.get("Credential"),
+      signedHeaders = fields.get("SignedHeaders"),
+      signature = fields.get("Signature");
     if (!credential || !signedHeaders || !signature) {
       return { error: "AuthorizationHeaderMalformed", message: "The Authorization header needs Credential, SignedHeaders and Signature." };
     }
     const scope = credential.split("/");
-    if (scope.length !== 5 || scope[4] !== "aws4_request") return { error: "AuthorizationHeaderMalformed", message: "The credential scope is malformed." };
+    if (scope.length !== 5 || scope[4] !== "aws4_request")
+      return { error: "AuthorizationHeaderMalformed", message: "The credential scope is malformed." };
     const amzDate = req.headers.get("x-amz-date") ?? "";
     return {
       accessKeyId: scope[0],
@@ -121,7 +136,8 @@ export function parseSignature(req: Request, url: URL): SignedRequestParts | Par
   }
   const params = new Map(queryParams(url.search));
   if (!params.has("X-Amz-Signature")) return null;
-  if (params.get("X-Amz-Algorithm") !== ALGORITHM) return { error: "AuthorizationQueryParametersError", message: `X-Amz-Algorithm must be ${ALGORITHM}.` };
+  if (params.get("X-Amz-Algorithm") !== ALGORITHM)
+    return { error: "AuthorizationQueryParametersError", message: `X-Amz-Algorithm must be ${ALGORITHM}.` };
   const scope = (params.get("X-Amz-Credential") ?? "").split("/");
   const expires = Number(params.get("X-Amz-Expires") ?? "");
   if (scope.length !== 5 || scope[4] !== "aws4_request" || !Number.isInteger(expires) || expires < 1 || expires > 604800) {
@@ -154,7 +170,12 @@ function headerValue(req: Request, url: URL, name: string): string {
 }
 
 /** The string to sign and the expected signature of a request, given the key's secret. */
-export async function expectedSignature(req: Request, url: URL, parts: SignedRequestParts, secret: string): Promise<{ signature: string; key: Uint8Array; scope: string }> {
+export async function expectedSignature(
+  req: Request,
+  url: URL,
+  parts: SignedRequestParts,
+  secret: string,
+): Promise<{ signature: string; key: Uint8Array; scope: string }> {
   const params = queryParams(url.search).filter(([k]) => !(parts.presigned && k === "X-Amz-Signature"));
   const headers = [...parts.signedHeaders].sort();
   const canonical = [
@@ -172,7 +193,13 @@ export async function expectedSignature(req: Request, url: URL, parts: SignedReq
 }
 
 /** The signature of one chunk of a STREAMING-AWS4-HMAC-SHA256-PAYLOAD body. */
-export async function chunkSignature(key: Uint8Array, amzDate: string, scope: string, previous: string, chunk: Uint8Array): Promise<string> {
+export async function chunkSignature(
+  key: Uint8Array,
+  amzDate: string,
+  scope: string,
+  previous: string,
+  chunk: Uint8Array,
+): Promise<string> {
   const stringToSign = ["AWS4-HMAC-SHA256-PAYLOAD", amzDate, scope, previous, await sha256Hex(""), await sha256Hex(chunk)].join("\n");
   return hex(await hmac(key, stringToSign));
 }

@@ -17,7 +17,17 @@ import type { Org } from "../domain/tenancy";
 import { type ProblemError, isProblemError } from "../http/problem";
 import { assertBilling, assertQuota } from "../http/billing";
 import { DEFAULT_POLICY_NAME } from "../domain/policy";
-import { MANIFEST_NAME, MAX_MANIFEST_BYTES, SUMMARY_NAME, SUMMARY_SUFFIX, manifestItems, parseManifest, readDropKey, type DropKey, type ManifestItemValue } from "../domain/drop";
+import {
+  MANIFEST_NAME,
+  MAX_MANIFEST_BYTES,
+  SUMMARY_NAME,
+  SUMMARY_SUFFIX,
+  manifestItems,
+  parseManifest,
+  readDropKey,
+  type DropKey,
+  type ManifestItemValue,
+} from "../domain/drop";
 import type { NormalisedItem } from "../domain/check-request";
 import { checkId, isFinished } from "../domain/job";
 import { jobObject } from "../../durable-objects/job-client";
@@ -122,7 +132,12 @@ export async function handleObjectEvent(env: Env, msg: R2EventMessage): Promise<
     // A delivery that died after submitting but maybe before queueing: queue the items again (running an
     // item is idempotent), unless the job is under way or over.
     const job = await checksRepo(store.db).job(dc.org.id, drop.jobId);
-    if (job && job.status === "queued" && job.completedItems === 0) await enqueueItems(dc.ctx, drop.jobId, Array.from({ length: job.itemCount }, (_, i) => i));
+    if (job && job.status === "queued" && job.completedItems === 0)
+      await enqueueItems(
+        dc.ctx,
+        drop.jobId,
+        Array.from({ length: job.itemCount }, (_, i) => i),
+      );
     return;
   }
   if (drop.state !== "waiting") return;
@@ -149,11 +164,16 @@ export async function handleDropDeadline(env: Env, msg: DropDeadlineMessage): Pr
 }
 
 /** The items of a drop: a manifest's, or the single file's. */
-async function itemsOf(dc: DropContext, drop: DropRecord, where: DropKey): Promise<{ items: ManifestItemValue[]; policy?: string; jobId?: string; metadata?: Record<string, unknown> } | ItemError> {
+async function itemsOf(
+  dc: DropContext,
+  drop: DropRecord,
+  where: DropKey,
+): Promise<{ items: ManifestItemValue[]; policy?: string; jobId?: string; metadata?: Record<string, unknown> } | ItemError> {
   if (where.kind === "single") return { items: [{ file: where.name, subject_reference: where.subjectReference }] };
   const obj = await dc.ctx.store.files.get(drop.objectKey);
   if (!obj) return { code: "manifest_missing", detail: `${drop.objectKey} was deleted before it was read.` };
-  if (obj.size > MAX_MANIFEST_BYTES) return { code: "manifest_invalid", detail: `${MANIFEST_NAME}: is larger than ${MAX_MANIFEST_BYTES} bytes.` };
+  if (obj.size > MAX_MANIFEST_BYTES)
+    return { code: "manifest_invalid", detail: `${MANIFEST_NAME}: is larger than ${MAX_MANIFEST_BYTES} bytes.` };
   const parsed = parseManifest(await obj.text());
   if ("field" in parsed) return { code: "manifest_invalid", detail: `${MANIFEST_NAME}: ${parsed.field} ${parsed.message}.` };
   const m = parsed.manifest;
@@ -240,11 +260,21 @@ async function trySubmit(dc: DropContext, drop: DropRecord, force: boolean): Pro
       process: it.process ?? null,
       metadata: it.metadata ?? null,
     };
-    prepared.push({ item, input: { bytes, contentType: obj.httpMetadata?.contentType ?? null, fileName: item.fileName }, pages, references: [] });
+    prepared.push({
+      item,
+      input: { bytes, contentType: obj.httpMetadata?.contentType ?? null, fileName: item.fileName },
+      pages,
+      references: [],
+    });
   }
   const plan: DropPlan = { manifest: drop.objectKey, policy: `${policy.name}@${policy.version}`, error: null, entries };
   if (prepared.length === 0) {
-    await finishWithoutJob(dc, drop, { code: "nothing_to_check", detail: "No file of the drop could be checked; see each item's errors." }, entries);
+    await finishWithoutJob(
+      dc,
+      drop,
+      { code: "nothing_to_check", detail: "No file of the drop could be checked; see each item's errors." },
+      entries,
+    );
     return true;
   }
 
@@ -259,30 +289,53 @@ async function trySubmit(dc: DropContext, drop: DropRecord, force: boolean): Pro
   }
 
   try {
-    await createJob(dc.ctx, { jobId, mode: "queued", policy, metadata: got.metadata ?? null, actor: ACTOR, items: prepared, source: "bucket" });
+    await createJob(dc.ctx, {
+      jobId,
+      mode: "queued",
+      policy,
+      metadata: got.metadata ?? null,
+      actor: ACTOR,
+      items: prepared,
+      source: "bucket",
+    });
   } catch (err) {
     if (!(isProblemError(err) && err.code === "conflict")) throw err;
     // The job exists: made by an earlier delivery of this drop (carry on), or a job_id the manifest reuses.
     const existing = await dropsRepo(store.db).byJob(dc.org.id, jobId);
     if (existing && existing.dropId !== drop.dropId) {
-      await finishWithoutJob(dc, drop, { code: "job_id_in_use", detail: `${MANIFEST_NAME}: job_id ${jobId} is taken by another job; choose another.` }, entries);
+      await finishWithoutJob(
+        dc,
+        drop,
+        { code: "job_id_in_use", detail: `${MANIFEST_NAME}: job_id ${jobId} is taken by another job; choose another.` },
+        entries,
+      );
       return true;
     }
     if (!existing && (await checksRepo(store.db).job(dc.org.id, jobId))?.source !== "bucket") {
-      await finishWithoutJob(dc, drop, { code: "job_id_in_use", detail: `${MANIFEST_NAME}: job_id ${jobId} is taken by another job; choose another.` }, entries);
+      await finishWithoutJob(
+        dc,
+        drop,
+        { code: "job_id_in_use", detail: `${MANIFEST_NAME}: job_id ${jobId} is taken by another job; choose another.` },
+        entries,
+      );
       return true;
     }
   }
   if (refusal) plan.error = { code: refusal.code, detail: refusal.detail };
   // Record the plan before anything can finish the job, so the summary finds it.
-  if (!(await dropsRepo(store.db).advance(dc.org.id, drop.dropId, "waiting", "submitted", { jobId, plan: JSON.stringify(plan) }))) return true;
+  if (!(await dropsRepo(store.db).advance(dc.org.id, drop.dropId, "waiting", "submitted", { jobId, plan: JSON.stringify(plan) })))
+    return true;
   if (refusal) {
     const done = await jobObject(dc.env, dc.org.id, jobId).reject();
     if (done) await checksRepo(store.db).mirrorProgress(dc.org.id, jobId, done.state);
     await summariseBucketJob(dc.ctx, jobId);
     return true;
   }
-  await enqueueItems(dc.ctx, jobId, prepared.map((p) => p.item.index));
+  await enqueueItems(
+    dc.ctx,
+    jobId,
+    prepared.map((p) => p.item.index),
+  );
   return true;
 }
 
@@ -307,9 +360,16 @@ export async function summariseBucketJob(ctx: CheckContext, jobId: string): Prom
   const job = await checksRepo(ctx.store.db).job(ctx.org.id, jobId);
   if (!job || !isFinished(job.status)) return;
   const rows = await checksRepo(ctx.store.db).results(ctx.org.id, jobId, { after: null, limit: 500, decision: null });
-  const summary = renderSummary(ctx.env, drop, JSON.parse(drop.plan) as DropPlan, job, rows.map((r) => storedResultOf(r)).filter((r) => r !== null));
+  const summary = renderSummary(
+    ctx.env,
+    drop,
+    JSON.parse(drop.plan) as DropPlan,
+    job,
+    rows.map((r) => storedResultOf(r)).filter((r) => r !== null),
+  );
   await ctx.store.files.put(drop.summaryKey, JSON.stringify(summary, null, 2), { httpMetadata: { contentType: "application/json" } });
-  if (await repo.advance(ctx.org.id, drop.dropId, "submitted", "summarised")) await onBucketDropSummaryWritten(ctx.env, ctx.org, ctx.store, summary);
+  if (await repo.advance(ctx.org.id, drop.dropId, "submitted", "summarised"))
+    await onBucketDropSummaryWritten(ctx.env, ctx.org, ctx.store, summary);
 }
 
 export type DropSummary = ReturnType<typeof renderSummary>;

@@ -21,10 +21,13 @@ class Slots {
           resolve(this.#take(limit));
         },
       };
-      const timer = setTimeout(() => {
-        this.#waiters = this.#waiters.filter((w) => w !== waiter);
-        resolve(null);
-      }, Math.max(0, deadline - Date.now()));
+      const timer = setTimeout(
+        () => {
+          this.#waiters = this.#waiters.filter((w) => w !== waiter);
+          resolve(null);
+        },
+        Math.max(0, deadline - Date.now()),
+      );
       this.#waiters.push(waiter);
     });
   }

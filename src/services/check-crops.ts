@@ -10,7 +10,11 @@ import { cropKey } from "./inbox";
 export function checkCrops(scope: { orgId: string; store: RegionStore; engine: CheckEngine }) {
   return {
     /** The crop's PNG, or null when the item's input has expired from the inbox. */
-    async signatureCrop(jobId: string, item: CheckItemRow, sig: { index: number; page: number; box: { x: number; y: number; w: number; h: number } }): Promise<Uint8Array | null> {
+    async signatureCrop(
+      jobId: string,
+      item: CheckItemRow,
+      sig: { index: number; page: number; box: { x: number; y: number; w: number; h: number } },
+    ): Promise<Uint8Array | null> {
       const key = cropKey(scope.orgId, jobId, item.itemIndex, sig.index);
       const cached = await scope.store.files.get(key);
       if (cached) return new Uint8Array(await cached.arrayBuffer());

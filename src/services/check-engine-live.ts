@@ -48,7 +48,10 @@ export function liveCheckEngine(): VerificationEngine & CheckEngine {
               const { page, score, cue, figures } = e.data;
               await onEvent?.({ type: "quality", page, quality: { score, cue, figures: figures as unknown as Record<string, unknown> } });
             } else if (e.type === "located") {
-              await onEvent?.({ type: "located", signatures: e.data.signatures.map((s) => ({ index: s.index, page: s.page, box: s.box, confidence: s.confidence })) });
+              await onEvent?.({
+                type: "located",
+                signatures: e.data.signatures.map((s) => ({ index: s.index, page: s.page, box: s.box, confidence: s.confidence })),
+              });
             } else {
               await onEvent?.({ type: "comparing", referenceCount: e.data.reference_count });
             }
@@ -56,7 +59,11 @@ export function liveCheckEngine(): VerificationEngine & CheckEngine {
         );
       } catch (err) {
         if (err instanceof InsufficientReferencesError) throw new NotEnoughReferences(err.message);
-        if (err instanceof ModelMismatchError) throw new NotEnoughReferences(`The subject's references cannot be compared with (${err.message}); enrol them again.`, "references_outdated");
+        if (err instanceof ModelMismatchError)
+          throw new NotEnoughReferences(
+            `The subject's references cannot be compared with (${err.message}); enrol them again.`,
+            "references_outdated",
+          );
         throw err;
       }
       const best = outcome.bestSignature === null ? undefined : outcome.signatures.find((s) => s.index === outcome.bestSignature);
@@ -64,11 +71,23 @@ export function liveCheckEngine(): VerificationEngine & CheckEngine {
         decision: outcome.decision,
         score: outcome.score,
         pages: outcome.pages,
-        quality: { score: outcome.quality.score, cue: outcome.quality.cue, figures: outcome.quality.figures as unknown as Record<string, unknown> },
+        quality: {
+          score: outcome.quality.score,
+          cue: outcome.quality.cue,
+          figures: outcome.quality.figures as unknown as Record<string, unknown>,
+        },
         signatures: outcome.signatures.map((s) => ({
-          index: s.index, page: s.page, box: s.box, confidence: s.confidence, score: s.score, ...(s.zone !== undefined ? { zone: s.zone } : {}),
+          index: s.index,
+          page: s.page,
+          box: s.box,
+          confidence: s.confidence,
+          score: s.score,
+          ...(s.zone !== undefined ? { zone: s.zone } : {}),
         })),
-        best: best && outcome.bestReferenceId && outcome.score !== null ? { signatureIndex: best.index, refId: outcome.bestReferenceId, score: outcome.score } : null,
+        best:
+          best && outcome.bestReferenceId && outcome.score !== null
+            ? { signatureIndex: best.index, refId: outcome.bestReferenceId, score: outcome.score }
+            : null,
         regions: outcome.regions,
         cropPngs: outcome.cropPngs,
         registration: outcome.registration,

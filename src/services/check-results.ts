@@ -60,8 +60,11 @@ export function templateOutcome(templateId: string, doc: Pick<CheckedDocument, "
   const failed = pages.filter((p) => !p.registered).map((p) => p.page);
   const registered = pages.length > 0 && failed.length === 0;
   let detail: string | null = null;
-  if (pages.length === 0) detail = "no page was searched with the template (the document lacks the template's pages, or it was unreadable); the document was searched without it";
-  else if (failed.length > 0) detail = `page(s) ${failed.join(", ")} did not register to the blank form; they were searched without the template`;
+  if (pages.length === 0)
+    detail =
+      "no page was searched with the template (the document lacks the template's pages, or it was unreadable); the document was searched without it";
+  else if (failed.length > 0)
+    detail = `page(s) ${failed.join(", ")} did not register to the blank form; they were searched without the template`;
   return { template_id: templateId, registered, pages, detail };
 }
 export interface ItemBasics {
@@ -77,7 +80,22 @@ export interface ItemBasics {
   createdAt: string;
 }
 
-function base(b: ItemBasics): Omit<StoredResult, "decision" | "score" | "billable" | "pages" | "signatures" | "best_match" | "regions" | "quality" | "reference_count" | "errors" | "completed_at"> {
+function base(
+  b: ItemBasics,
+): Omit<
+  StoredResult,
+  | "decision"
+  | "score"
+  | "billable"
+  | "pages"
+  | "signatures"
+  | "best_match"
+  | "regions"
+  | "quality"
+  | "reference_count"
+  | "errors"
+  | "completed_at"
+> {
   return {
     check_id: checkId(b.jobId, b.index),
     job_id: b.jobId,
@@ -107,7 +125,12 @@ export function decidedResult(
     billable: isBillable(doc.decision),
     pages: doc.pages,
     signatures: doc.signatures.map((s) => ({
-      index: s.index, page: s.page, box: s.box, confidence: s.confidence, score: s.score ?? null, ...(template ? { box_name: boxName(s) } : {}),
+      index: s.index,
+      page: s.page,
+      box: s.box,
+      confidence: s.confidence,
+      score: s.score ?? null,
+      ...(template ? { box_name: boxName(s) } : {}),
     })),
     best_match: doc.best ? { signature_index: doc.best.signatureIndex, ref_id: doc.best.refId, score: doc.best.score } : null,
     regions: doc.regions,

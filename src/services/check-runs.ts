@@ -12,7 +12,11 @@ import type { StoredResult } from "./check-results";
 import { logError } from "../util/log";
 
 /** How an inline run ended: a result, no slot in time, the budget ran out, or an unexpected failure. */
-export type InlineOutcome = { kind: "done"; result: StoredResult } | { kind: "busy" } | { kind: "timeout" } | { kind: "failed"; error: unknown };
+export type InlineOutcome =
+  | { kind: "done"; result: StoredResult }
+  | { kind: "busy" }
+  | { kind: "timeout" }
+  | { kind: "failed"; error: unknown };
 
 export interface CheckRunsScope {
   ctx: CheckContext;
@@ -30,7 +34,9 @@ export function checkRuns({ ctx, checks, waitUntil }: CheckRunsScope) {
       } catch (err) {
         logError("check queue unavailable", err, { job_id: jobId });
         await discardJob(ctx, jobId);
-        throw new ProblemError("unavailable", "The check queue is unavailable; nothing was kept. Retry the request.", { headers: { "Retry-After": "5" } });
+        throw new ProblemError("unavailable", "The check queue is unavailable; nothing was kept. Retry the request.", {
+          headers: { "Retry-After": "5" },
+        });
       }
     },
 
@@ -53,7 +59,12 @@ export function checkRuns({ ctx, checks, waitUntil }: CheckRunsScope) {
       ]);
       if (timer !== undefined) clearTimeout(timer);
       // A run that lost the race stops at its next stage, or stores its result if it was past the last one.
-      waitUntil(run.then(() => undefined, () => undefined));
+      waitUntil(
+        run.then(
+          () => undefined,
+          () => undefined,
+        ),
+      );
       return outcome;
     },
 

@@ -80,7 +80,15 @@ function isConstraintError(err: unknown): boolean {
  */
 export async function createJob(
   ctx: CheckContext,
-  args: { jobId: string; mode: JobMode; policy: Policy; metadata: Record<string, unknown> | null; actor: string; items: PreparedItem[]; source?: JobSource },
+  args: {
+    jobId: string;
+    mode: JobMode;
+    policy: Policy;
+    metadata: Record<string, unknown> | null;
+    actor: string;
+    items: PreparedItem[];
+    source?: JobSource;
+  },
 ): Promise<CheckJobRow> {
   const now = new Date();
   const nowIso = now.toISOString();
@@ -147,9 +155,13 @@ export async function createJob(
     await repo.insertJob(job, itemRows);
   } catch (err) {
     if (!isConstraintError(err)) throw err;
-    throw new ProblemError("conflict", `A job with job_id ${args.jobId} exists already; choose another job_id or read it with GET /sig/checks/${args.jobId}.`, {
-      extensions: { job_id: args.jobId },
-    });
+    throw new ProblemError(
+      "conflict",
+      `A job with job_id ${args.jobId} exists already; choose another job_id or read it with GET /sig/checks/${args.jobId}.`,
+      {
+        extensions: { job_id: args.jobId },
+      },
+    );
   }
   try {
     for (const f of files) await ctx.store.files.put(f.key, f.bytes, { httpMetadata: { contentType: f.contentType } });
@@ -167,8 +179,12 @@ export async function createJob(
 /** Undoes a job's creation: its rows, its inbox and its Job DO. Best effort; each part may be absent. */
 export async function discardJob(ctx: Pick<CheckContext, "env" | "org" | "store">, jobId: string): Promise<void> {
   await deletePrefix(ctx.store.files, inboxPrefix(ctx.org.id, jobId)).catch(() => 0);
-  await checksRepo(ctx.store.db).deleteJob(ctx.org.id, jobId).catch(() => undefined);
-  await jobObject(ctx.env, ctx.org.id, jobId).discard().catch(() => undefined);
+  await checksRepo(ctx.store.db)
+    .deleteJob(ctx.org.id, jobId)
+    .catch(() => undefined);
+  await jobObject(ctx.env, ctx.org.id, jobId)
+    .discard()
+    .catch(() => undefined);
 }
 
 /** Hands items to the check queue. */
@@ -226,7 +242,12 @@ export async function giveUpItem(ctx: CheckContext, jobId: string, index: number
       detail: "The item could not be checked after repeated attempts; submit it again.",
     });
     await repo.finishItem(ctx.org.id, jobId, index, {
-      decision: null, score: null, billable: false, result: JSON.stringify(result), completedAt: result.completed_at, pageCount: item.pageCount,
+      decision: null,
+      score: null,
+      billable: false,
+      result: JSON.stringify(result),
+      completedAt: result.completed_at,
+      pageCount: item.pageCount,
     });
   }
   const final = storedResultOf((await repo.item(ctx.org.id, jobId, index))!);
@@ -331,7 +352,8 @@ async function evaluate(ctx: CheckContext, job: CheckJobRow, item: CheckItemRow,
   const checkpoint = () => {
     if (opts.deadline !== undefined && Date.now() > opts.deadline) throw new BudgetExceeded();
   };
-  if (inboxExpired(job)) return errorResult(basics, { code: "input_expired", detail: "The item's input has expired from the job's inbox." });
+  if (inboxExpired(job))
+    return errorResult(basics, { code: "input_expired", detail: "The item's input has expired from the job's inbox." });
   const obj = await ctx.store.files.get(item.inputKey);
   if (!obj) return errorResult(basics, { code: "input_expired", detail: "The item's input has expired from the job's inbox." });
   const bytes = new Uint8Array(await obj.arrayBuffer());
@@ -343,13 +365,20 @@ async function evaluate(ctx: CheckContext, job: CheckJobRow, item: CheckItemRow,
   if (!hasEnoughReferences(policySpec, model.count)) {
     return errorResult(
       basics,
-      { code: "not_enough_references", detail: `The policy ${job.policy} needs ${policySpec.min_references} references; ${model.count} are usable.` },
+      {
+        code: "not_enough_references",
+        detail: `The policy ${job.policy} needs ${policySpec.min_references} references; ${model.count} are usable.`,
+      },
       item.pageCount,
     );
   }
   const template = spec.templateId ? await loadTemplate(ctx.store, ctx.org.id, spec.templateId) : null;
   if (spec.templateId && !template) {
-    return errorResult(basics, { code: "template_not_found", detail: `The template ${spec.templateId} was deleted before the item was checked.` }, item.pageCount);
+    return errorResult(
+      basics,
+      { code: "template_not_found", detail: `The template ${spec.templateId} was deleted before the item was checked.` },
+      item.pageCount,
+    );
   }
   try {
     const doc = await ctx.engine.checkDocument(
@@ -366,7 +395,10 @@ async function evaluate(ctx: CheckContext, job: CheckJobRow, item: CheckItemRow,
     // The crops are kept beside the input, so they expire with the inbox.
     for (const [n, png] of (doc.cropPngs ?? []).entries()) {
       const sig = doc.signatures[n];
-      if (sig) await ctx.store.files.put(cropKey(ctx.org.id, job.jobId, item.itemIndex, sig.index), png, { httpMetadata: { contentType: "image/png" } });
+      if (sig)
+        await ctx.store.files.put(cropKey(ctx.org.id, job.jobId, item.itemIndex, sig.index), png, {
+          httpMetadata: { contentType: "image/png" },
+        });
     }
     return decidedResult(basics, doc, model.count, template ? { templateId: template.templateId, names: template.names } : undefined);
   } catch (err) {

@@ -13,7 +13,14 @@ import { VerifyError } from "../verify/types";
 import type { VerificationEngine } from "./engine";
 
 /** Rejections that are about the file itself rather than what is drawn on it. */
-const FILE_PROBLEMS = new Set(["unsupported_format", "corrupt_file", "too_large", "too_many_pixels", "too_many_pages", "no_raster_content"]);
+const FILE_PROBLEMS = new Set([
+  "unsupported_format",
+  "corrupt_file",
+  "too_large",
+  "too_many_pixels",
+  "too_many_pages",
+  "no_raster_content",
+]);
 
 /** What enrolment stores per reference (subject_references.features, JSON). */
 interface StoredReferenceFeatures {

@@ -147,10 +147,7 @@ export async function enrolUploads(
       await deps.store.files.put(f.key, f.bytes, { httpMetadata: { contentType: f.contentType } });
       written.push(f.key);
     }
-    await repo.batch([
-      repo.touchStatement(orgId, subjectReference, nowTime),
-      ...rows.map((r) => repo.upsertReferenceStatement(r)),
-    ]);
+    await repo.batch([repo.touchStatement(orgId, subjectReference, nowTime), ...rows.map((r) => repo.upsertReferenceStatement(r))]);
   } catch (err) {
     if (written.length > 0) await deps.store.files.delete(written).catch(() => {});
     throw new ProblemError("unavailable", "The references could not be stored; nothing was changed. Retry the request.", {
@@ -233,7 +230,9 @@ export async function rebuildModel(deps: Pick<EnrolDeps, "store" | "engine">, or
     }
     return;
   }
-  const build = await deps.engine.buildModel(live.map((r) => ({ refId: r.refId, features: JSON.parse(r.features!), learned: r.kind === "learned" })));
+  const build = await deps.engine.buildModel(
+    live.map((r) => ({ refId: r.refId, features: JSON.parse(r.features!), learned: r.kind === "learned" })),
+  );
   const key = modelKey(orgId, subjectReference, subject.refsRevision);
   await deps.store.files.put(key, JSON.stringify({ revision: subject.refsRevision, model: build.model }), {
     httpMetadata: { contentType: "application/json" },
@@ -252,13 +251,20 @@ export async function rebuildModel(deps: Pick<EnrolDeps, "store" | "engine">, or
  * Rebuilds the subject's model when a committed change to its references has no model yet (the
  * process that made the change died before rebuilding). Cheap when the model is current.
  */
-export async function ensureModelCurrent(deps: Pick<EnrolDeps, "store" | "engine">, orgId: string, subjectReference: string): Promise<void> {
+export async function ensureModelCurrent(
+  deps: Pick<EnrolDeps, "store" | "engine">,
+  orgId: string,
+  subjectReference: string,
+): Promise<void> {
   const subject = await subjectsRepo(deps.store.db).get(orgId, subjectReference);
   if (subject && subject.modelRevision !== subject.refsRevision) await rebuildModel(deps, orgId, subjectReference);
 }
 
 /** Enrols one queued upload (the enrolment queue's consumer). Safe to run twice for one message. */
-export async function enrolQueued(deps: Pick<EnrolDeps, "store" | "engine">, msg: EnrolMessage): Promise<"enrolled" | "rejected" | "superseded"> {
+export async function enrolQueued(
+  deps: Pick<EnrolDeps, "store" | "engine">,
+  msg: EnrolMessage,
+): Promise<"enrolled" | "rejected" | "superseded"> {
   const repo = subjectsRepo(deps.store.db);
   const row = await repo.reference(msg.orgId, msg.subjectReference, msg.refId);
   // Deleted, or replaced by a newer upload.
@@ -280,13 +286,36 @@ export async function enrolQueued(deps: Pick<EnrolDeps, "store" | "engine">, msg
   }
   const now = new Date().toISOString();
   const updated: ReferenceRow = result.ok
-    ? { ...row, status: "enrolled", page: result.page, box: JSON.stringify(result.box), quality: JSON.stringify(result.quality), features: JSON.stringify(result.features), enrolledAt: now }
+    ? {
+        ...row,
+        status: "enrolled",
+        page: result.page,
+        box: JSON.stringify(result.box),
+        quality: JSON.stringify(result.quality),
+        features: JSON.stringify(result.features),
+        enrolledAt: now,
+      }
     : { ...row, status: "rejected", rejectedReason: result.reason, rejectedDetail: result.detail };
   // Guarded on the upload id, so a concurrent replacement is never overwritten; the revision bump is in
   // the same transaction, so the model is known to be stale until it is rebuilt.
   const update = deps.store.db
-    .prepare("UPDATE subject_references SET status = ?, page = ?, box = ?, quality = ?, features = ?, enrolled_at = ?, rejected_reason = ?, rejected_detail = ? WHERE org_id = ? AND subject_reference = ? AND ref_id = ? AND upload_id = ? AND status = 'queued'")
-    .bind(updated.status, updated.page, updated.box, updated.quality, updated.features, updated.enrolledAt, updated.rejectedReason, updated.rejectedDetail, msg.orgId, msg.subjectReference, msg.refId, msg.uploadId);
+    .prepare(
+      "UPDATE subject_references SET status = ?, page = ?, box = ?, quality = ?, features = ?, enrolled_at = ?, rejected_reason = ?, rejected_detail = ? WHERE org_id = ? AND subject_reference = ? AND ref_id = ? AND upload_id = ? AND status = 'queued'",
+    )
+    .bind(
+      updated.status,
+      updated.page,
+      updated.box,
+      updated.quality,
+      updated.features,
+      updated.enrolledAt,
+      updated.rejectedReason,
+      updated.rejectedDetail,
+      msg.orgId,
+      msg.subjectReference,
+      msg.refId,
+      msg.uploadId,
+    );
   const touch = deps.store.db
     .prepare("UPDATE subjects SET updated_at = ?, refs_revision = refs_revision + 1 WHERE org_id = ? AND subject_reference = ?")
     .bind(now, msg.orgId, msg.subjectReference);
@@ -306,8 +335,16 @@ export async function failQueued(store: RegionStore, msg: EnrolMessage): Promise
   const row = await repo.reference(msg.orgId, msg.subjectReference, msg.refId);
   if (!row || row.uploadId !== msg.uploadId || row.status !== "queued") return;
   const res = await store.db
-    .prepare("UPDATE subject_references SET status = 'rejected', rejected_reason = 'processing_failed', rejected_detail = ? WHERE org_id = ? AND subject_reference = ? AND ref_id = ? AND upload_id = ? AND status = 'queued'")
-    .bind("The reference could not be enrolled after repeated attempts; upload it again.", msg.orgId, msg.subjectReference, msg.refId, msg.uploadId)
+    .prepare(
+      "UPDATE subject_references SET status = 'rejected', rejected_reason = 'processing_failed', rejected_detail = ? WHERE org_id = ? AND subject_reference = ? AND ref_id = ? AND upload_id = ? AND status = 'queued'",
+    )
+    .bind(
+      "The reference could not be enrolled after repeated attempts; upload it again.",
+      msg.orgId,
+      msg.subjectReference,
+      msg.refId,
+      msg.uploadId,
+    )
     .run();
   if (res.meta.changes > 0) await store.files.delete(row.fileKey);
 }

@@ -60,7 +60,6 @@ export interface LearningOutcome {
   detail: string | null;
 }
 
-
 /** The policy figures learning reads, from the job's frozen policy spec. */
 function learningPolicy(policySpec: string): { enabled: boolean; min_score: number; quality_floor: number; max_references: number | null } {
   const spec = JSON.parse(policySpec) as {

@@ -26,7 +26,11 @@ export function referenceIngestion({ env, org, store, engine, urlFetch }: Refere
     /** Fetches each reference's URL (`references[i].url` names it in problems) into an upload. */
     async fetchUploads(references: { ref_id: string; url: string; source: ReferenceSource }[]): Promise<Upload[]> {
       const policy = urlPolicyOf(org, env);
-      const budget = newFetchBudget({ deadlineMs: urlFetch.deadlineMs, stallWindowMs: urlFetch.stallWindowMs, maxBytes: MAX_REFERENCE_BYTES });
+      const budget = newFetchBudget({
+        deadlineMs: urlFetch.deadlineMs,
+        stallWindowMs: urlFetch.stallWindowMs,
+        maxBytes: MAX_REFERENCE_BYTES,
+      });
       const fetched = await Promise.all(references.map((r, i) => fetchDocument(r.url, `references[${i}].url`, policy, budget)));
       const total = fetched.reduce((n, f) => n + f.bytes.byteLength, 0);
       if (total > MAX_REFERENCE_BYTES) {

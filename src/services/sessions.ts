@@ -7,12 +7,7 @@ import type { Env } from "../env";
 import type { Org, RegionName, RegionStore } from "../domain/tenancy";
 import { REGIONS } from "../http/region";
 import { secretMatches } from "../domain/api-key";
-import {
-  SESSION_DEFAULT_TTL_S,
-  mintSessionToken,
-  parseSessionToken,
-  sessionState,
-} from "../domain/session";
+import { SESSION_DEFAULT_TTL_S, mintSessionToken, parseSessionToken, sessionState } from "../domain/session";
 import { directory } from "../storage/directory";
 import { regionStore } from "../storage/regions";
 import { liveCapture } from "../../durable-objects/live-capture-client";
@@ -120,5 +115,8 @@ export async function credentialProblem(env: Env, cred: LiveCredential, now = Da
 export async function revokeSubjectSessions(env: Env, store: RegionStore, orgId: string, subjectReference: string): Promise<void> {
   const revoked = await sessionsRepo(store.db).revokeSubject(orgId, subjectReference, new Date().toISOString());
   // The re-check that runs at least every 30 s would cut them anyway; failing to hurry it is no error.
-  if (revoked > 0) await liveCapture(env, orgId).recheckNow().catch((err) => logError("live re-check failed", err, { org_id: orgId }));
+  if (revoked > 0)
+    await liveCapture(env, orgId)
+      .recheckNow()
+      .catch((err) => logError("live re-check failed", err, { org_id: orgId }));
 }

@@ -43,9 +43,13 @@ export function checkBlank(bytes: Uint8Array): "image/png" | "application/pdf" {
   if (bytes.byteLength > MAX_BLANK_BYTES) throw new ProblemError("too_large", `blank: the file exceeds ${MAX_BLANK_BYTES} bytes.`);
   const format = sniffFormat(bytes);
   if (format !== "png" && format !== "pdf") {
-    throw new ProblemError("unsupported_media_type", `blank: the file is ${format ? `a ${format.toUpperCase()}` : "not a recognised document"}; a blank form must be PNG or PDF.`, {
-      extensions: { errors: [{ field: "blank", message: "must be PNG or PDF" }] },
-    });
+    throw new ProblemError(
+      "unsupported_media_type",
+      `blank: the file is ${format ? `a ${format.toUpperCase()}` : "not a recognised document"}; a blank form must be PNG or PDF.`,
+      {
+        extensions: { errors: [{ field: "blank", message: "must be PNG or PDF" }] },
+      },
+    );
   }
   return MEDIA_TYPES[format];
 }
@@ -54,7 +58,10 @@ export function checkBlank(bytes: Uint8Array): "image/png" | "application/pdf" {
  * Builds the registration models of a blank: for every page that holds boxes, the page decoded once
  * and the model built from it. Bad boxes and unreadable blanks are 400/422 naming the field.
  */
-export async function buildTemplateModel(bytes: Uint8Array, input: TemplateCreate): Promise<{ boxes: TemplateBox[]; stored: StoredTemplateModel; pages: TemplateRecord["pages"] }> {
+export async function buildTemplateModel(
+  bytes: Uint8Array,
+  input: TemplateCreate,
+): Promise<{ boxes: TemplateBox[]; stored: StoredTemplateModel; pages: TemplateRecord["pages"] }> {
   let doc: Awaited<ReturnType<typeof openDocument>>;
   try {
     doc = await openDocument(bytes);
@@ -86,7 +93,10 @@ export async function buildTemplateModel(bytes: Uint8Array, input: TemplateCreat
     const onPage = boxes.map((b, i) => ({ b, i })).filter((x) => x.b.page === p);
     const raster = rasters.get(p)!;
     try {
-      const model = buildTemplate(raster, onPage.map(({ b }) => ({ x: b.x, y: b.y, w: b.w, h: b.h })));
+      const model = buildTemplate(
+        raster,
+        onPage.map(({ b }) => ({ x: b.x, y: b.y, w: b.w, h: b.h })),
+      );
       // buildTemplate clips boxes to the page: keep the stored boxes as the model sees them.
       onPage.forEach(({ i }, k) => {
         Object.assign(boxes[i], model.boxes[k]);
@@ -107,8 +117,10 @@ export async function buildTemplateModel(bytes: Uint8Array, input: TemplateCreat
 }
 
 function unreadableBlank(code: string, message: string): ProblemError {
-  if (code === "unsupported_format") return new ProblemError("unsupported_media_type", `blank: ${message}; a blank form must be PNG or PDF.`);
-  if (code === "too_large" || code === "too_many_pixels" || code === "too_many_pages") return new ProblemError("too_large", `blank: ${message}.`);
+  if (code === "unsupported_format")
+    return new ProblemError("unsupported_media_type", `blank: ${message}; a blank form must be PNG or PDF.`);
+  if (code === "too_large" || code === "too_many_pixels" || code === "too_many_pages")
+    return new ProblemError("too_large", `blank: ${message}.`);
   return new ProblemError("unprocessable", `blank: the blank form cannot be read (${code}: ${message}).`, {
     extensions: { reason: code, errors: [{ field: "blank", message }] },
   });
@@ -119,7 +131,13 @@ function unreadableBlank(code: string, message: string): ProblemError {
  * be stored. The files go first, under keys of their own upload, and are removed again if the row is
  * refused, so a refused creation leaves nothing behind and an existing template is never touched.
  */
-export async function createTemplate(store: RegionStore, org: Pick<Org, "id">, input: TemplateCreate, blank: Uint8Array, who: TemplateActor): Promise<TemplateRecord> {
+export async function createTemplate(
+  store: RegionStore,
+  org: Pick<Org, "id">,
+  input: TemplateCreate,
+  blank: Uint8Array,
+  who: TemplateActor,
+): Promise<TemplateRecord> {
   const repo = templatesRepo(store.db);
   if ((await repo.get(org.id, input.template_id)) !== null) throw exists(input.template_id);
   if ((await repo.count(org.id)) >= MAX_TEMPLATES) throw full();
@@ -133,7 +151,9 @@ export async function createTemplate(store: RegionStore, org: Pick<Org, "id">, i
   } catch (err) {
     logError("template files could not be stored", err, { template_id: input.template_id });
     await store.files.delete([keys.blankKey, keys.modelKey]).catch(() => undefined);
-    throw new ProblemError("unavailable", "The template's files could not be stored; nothing was kept. Retry the request.", { headers: { "Retry-After": "5" } });
+    throw new ProblemError("unavailable", "The template's files could not be stored; nothing was kept. Retry the request.", {
+      headers: { "Retry-After": "5" },
+    });
   }
   const record: TemplateRecord = {
     orgId: org.id,
@@ -174,7 +194,12 @@ function full(): ProblemError {
 }
 
 /** Deletes a template, its blank and its model; null when there is none. */
-export async function deleteTemplate(store: RegionStore, org: Pick<Org, "id">, templateId: string, who: TemplateActor): Promise<TemplateRecord | null> {
+export async function deleteTemplate(
+  store: RegionStore,
+  org: Pick<Org, "id">,
+  templateId: string,
+  who: TemplateActor,
+): Promise<TemplateRecord | null> {
   const removed = await templatesRepo(store.db).delete(org.id, templateId, {
     orgId: org.id,
     actor: who.actor,

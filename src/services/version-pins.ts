@@ -43,7 +43,12 @@ export async function pinState(deps: PinDeps, pinned = deps.org.pinnedVersion): 
 }
 
 /** Sets the pin to `target`: an upgrade, the rollback of the last upgrade within 72 h, or no change. */
-export async function changePin(deps: PinDeps, target: string, actor: string, requestId?: string): Promise<{ state: PinState; changed: boolean }> {
+export async function changePin(
+  deps: PinDeps,
+  target: string,
+  actor: string,
+  requestId?: string,
+): Promise<{ state: PinState; changed: boolean }> {
   const registry = deps.registry ?? REGISTRY;
   const now = deps.now?.() ?? new Date();
   const current = deps.org.pinnedVersion;
@@ -57,7 +62,15 @@ export async function changePin(deps: PinDeps, target: string, actor: string, re
   const at = now.toISOString();
   await directory(deps.env.DIRECTORY).setPinnedVersion(deps.org.id, target);
   await deps.store.db.batch([
-    pinChangeStatement(deps.store.db, { orgId: deps.org.id, changeId: newId("pin"), from: current, to: target, kind: decision.kind, actor, at }),
+    pinChangeStatement(deps.store.db, {
+      orgId: deps.org.id,
+      changeId: newId("pin"),
+      from: current,
+      to: target,
+      kind: decision.kind,
+      actor,
+      at,
+    }),
     auditStatement(deps.store.db, {
       orgId: deps.org.id,
       actor,

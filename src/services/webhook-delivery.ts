@@ -52,7 +52,9 @@ export function dohResolver(endpoint: string, fetchImpl: typeof fetch = fetch): 
     const addresses: string[] = [];
     let ttl = 60;
     for (const type of ["A", "AAAA"]) {
-      const res = await fetchImpl(`${endpoint}?name=${encodeURIComponent(host)}&type=${type}`, { headers: { Accept: "application/dns-json" } });
+      const res = await fetchImpl(`${endpoint}?name=${encodeURIComponent(host)}&type=${type}`, {
+        headers: { Accept: "application/dns-json" },
+      });
       if (!res.ok) throw new Error(`DNS lookup answered ${res.status}`);
       const body = (await res.json()) as { Answer?: { type: number; data: string; TTL?: number }[] };
       for (const a of body.Answer ?? []) {
@@ -122,7 +124,13 @@ interface SendResult {
   durationMs: number;
 }
 
-async function send(deps: DeliveryDeps, endpoint: EndpointRow, headers: Record<string, string>, body: string, timeoutMs: number): Promise<SendResult> {
+async function send(
+  deps: DeliveryDeps,
+  endpoint: EndpointRow,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+): Promise<SendResult> {
   const fetchImpl = deps.fetch ?? fetch;
   const started = Date.now();
   const controller = new AbortController();
@@ -236,7 +244,12 @@ export async function attemptDelivery(deps: DeliveryDeps, msg: WebhookMessage): 
 async function disableIfFailing(deps: DeliveryDeps, webhookId: string, now: Date, config: RetryConfig): Promise<void> {
   const repo = webhooksRepo(deps.store.db);
   const endpoint = await repo.endpoint(deps.org.id, webhookId);
-  if (!endpoint?.enabled || !endpoint.failing_since || !shouldDisable(endpoint.failing_since ? Date.parse(endpoint.failing_since) : null, now.getTime(), config)) return;
+  if (
+    !endpoint?.enabled ||
+    !endpoint.failing_since ||
+    !shouldDisable(endpoint.failing_since ? Date.parse(endpoint.failing_since) : null, now.getTime(), config)
+  )
+    return;
   if (!(await repo.disableFailing(deps.org.id, webhookId, now.toISOString()))) return;
   const data = {
     webhook_id: webhookId,
@@ -247,11 +260,11 @@ async function disableIfFailing(deps: DeliveryDeps, webhookId: string, now: Date
     disabled_at: now.toISOString(),
   };
   await recordAudit(deps.store.db, { orgId: deps.org.id, actor: "system", action: "webhook.disable", target: webhookId, detail: data });
-  await publishEvent(
-    { env: deps.env, org: deps.org, store: deps.store, registry: deps.registry, now: deps.now },
-    "sig",
-    { id: newId("evt"), type: "webhook.endpoint_disabled", data },
-  );
+  await publishEvent({ env: deps.env, org: deps.org, store: deps.store, registry: deps.registry, now: deps.now }, "sig", {
+    id: newId("evt"),
+    type: "webhook.endpoint_disabled",
+    data,
+  });
 }
 
 export type { DeliveryRow };

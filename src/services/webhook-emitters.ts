@@ -31,7 +31,12 @@ export function payloadBaseUrl(env: Env, org: Org): string {
 
 export async function emitCheckCompleted(deps: EmitDeps, result: StoredResult): Promise<void> {
   const id = await deterministicEventId(deps.org.id, "check.completed", result.check_id);
-  await publishEvent(deps, "sig", { id, type: "check.completed", data: renderResult(result, payloadBaseUrl(deps.env, deps.org)), at: result.completed_at });
+  await publishEvent(deps, "sig", {
+    id,
+    type: "check.completed",
+    data: renderResult(result, payloadBaseUrl(deps.env, deps.org)),
+    at: result.completed_at,
+  });
 }
 
 export interface FinishedJob {
@@ -50,7 +55,9 @@ export async function emitJobFinished(deps: EmitDeps, job: FinishedJob): Promise
   if (job.status !== "completed" && job.status !== "failed" && job.status !== "rejected") return;
   const type = job.status === "completed" ? "job.completed" : "job.failed";
   const { results } = await deps.store.db
-    .prepare("SELECT COALESCE(decision, 'ERROR') AS d, COUNT(*) AS n FROM check_items WHERE org_id = ? AND job_id = ? AND state = 'done' GROUP BY d")
+    .prepare(
+      "SELECT COALESCE(decision, 'ERROR') AS d, COUNT(*) AS n FROM check_items WHERE org_id = ? AND job_id = ? AND state = 'done' GROUP BY d",
+    )
     .bind(deps.org.id, job.jobId)
     .all<{ d: string; n: number }>();
   const decisions = Object.fromEntries(results.map((r) => [r.d, r.n]));

@@ -66,7 +66,10 @@ export function assertEvents(product: WebhookProduct, events: string[], field = 
   const allowed = subscribableTypes(product);
   for (const [i, e] of events.entries()) {
     if (!allowed.includes(e)) {
-      throw invalidField(`${field}.${i}`, `${e} is not an event ${product === "archive" ? "archive" : "verification"} endpoints can choose; choose among ${allowed.join(", ")}`);
+      throw invalidField(
+        `${field}.${i}`,
+        `${e} is not an event ${product === "archive" ? "archive" : "verification"} endpoints can choose; choose among ${allowed.join(", ")}`,
+      );
     }
   }
   return [...new Set(events)];
@@ -81,7 +84,10 @@ export async function createEndpoint(
   const events = assertEvents(product, input.events);
   const repo = webhooksRepo(deps.store.db);
   if ((await repo.countEndpoints(deps.org.id, product)) >= MAX_ENDPOINTS) {
-    throw new ProblemError("conflict", `The organisation has ${MAX_ENDPOINTS} ${product === "archive" ? "archive" : "verification"} webhook endpoints; delete one first.`);
+    throw new ProblemError(
+      "conflict",
+      `The organisation has ${MAX_ENDPOINTS} ${product === "archive" ? "archive" : "verification"} webhook endpoints; delete one first.`,
+    );
   }
   const now = (deps.now?.() ?? new Date()).toISOString();
   const webhookId = newId("whk");
@@ -107,7 +113,11 @@ export async function createEndpoint(
   return { endpoint, secret };
 }
 
-export async function mustGetEndpoint(deps: Pick<WebhookDeps, "org" | "store">, product: WebhookProduct, webhookId: string): Promise<EndpointRow> {
+export async function mustGetEndpoint(
+  deps: Pick<WebhookDeps, "org" | "store">,
+  product: WebhookProduct,
+  webhookId: string,
+): Promise<EndpointRow> {
   const row = await webhooksRepo(deps.store.db).endpoint(deps.org.id, webhookId);
   // An endpoint of the other product is as missing as another tenant's.
   if (!row || row.product !== product) throw notFound("webhook endpoint");
@@ -136,7 +146,10 @@ export async function endpointSecrets(env: Env, endpoint: EndpointRow) {
     current: await openSecret(env, endpoint.webhook_id, endpoint.secret),
     previous:
       endpoint.previous_secret && endpoint.previous_expires_at
-        ? { secret: await openSecret(env, endpoint.webhook_id, endpoint.previous_secret), expiresAt: Date.parse(endpoint.previous_expires_at) }
+        ? {
+            secret: await openSecret(env, endpoint.webhook_id, endpoint.previous_secret),
+            expiresAt: Date.parse(endpoint.previous_expires_at),
+          }
         : null,
   };
 }
@@ -172,7 +185,13 @@ async function enqueue(env: Env, deliveries: DeliveryRow[], due: number): Promis
   if (deliveries.length === 0) return;
   const messages = deliveries.map((d) => ({
     // A delivery left `sending` by a consumer that died is taken over at the same attempt.
-    body: { kind: "webhook_delivery", orgId: d.org_id, deliveryId: d.delivery_id, attempt: d.status === "sending" ? d.attempts : d.attempts + 1, due } satisfies WebhookMessage,
+    body: {
+      kind: "webhook_delivery",
+      orgId: d.org_id,
+      deliveryId: d.delivery_id,
+      attempt: d.status === "sending" ? d.attempts : d.attempts + 1,
+      due,
+    } satisfies WebhookMessage,
   }));
   for (let i = 0; i < messages.length; i += 100) await env.WEBHOOK_QUEUE.sendBatch(messages.slice(i, i + 100));
 }
@@ -192,7 +211,9 @@ export async function publishEvent(
   const repo = webhooksRepo(deps.store.db);
   const targets = only
     ? [only]
-    : (await repo.enabledEndpoints(deps.org.id, product)).filter((e) => kind.subscribable && (JSON.parse(e.events) as string[]).includes(event.type));
+    : (await repo.enabledEndpoints(deps.org.id, product)).filter(
+        (e) => kind.subscribable && (JSON.parse(e.events) as string[]).includes(event.type),
+      );
   if (targets.length === 0) return { eventId: event.id, deliveries: [], duplicate: false };
 
   const now = deps.now?.() ?? new Date();
@@ -232,7 +253,11 @@ export async function testSend(deps: WebhookDeps, endpoint: EndpointRow): Promis
   const { deliveries } = await publishEvent(
     deps,
     endpoint.product,
-    { id: newId("evt"), type: "webhook.test", data: { webhook_id: endpoint.webhook_id, message: "This is a test message sent on request." } },
+    {
+      id: newId("evt"),
+      type: "webhook.test",
+      data: { webhook_id: endpoint.webhook_id, message: "This is a test message sent on request." },
+    },
     endpoint,
   );
   return deliveries[0];
@@ -243,11 +268,15 @@ export async function redeliver(deps: WebhookDeps, endpoint: EndpointRow, delive
   const repo = webhooksRepo(deps.store.db);
   const delivery = await repo.delivery(deps.org.id, deliveryId);
   if (!delivery || delivery.webhook_id !== endpoint.webhook_id) throw notFound("delivery");
-  if (!endpoint.enabled) throw new ProblemError("conflict", "The endpoint is disabled; enable it (PATCH enabled: true) before redelivering.");
+  if (!endpoint.enabled)
+    throw new ProblemError("conflict", "The endpoint is disabled; enable it (PATCH enabled: true) before redelivering.");
   const now = deps.now?.() ?? new Date();
   const reopened = await repo.reopen(deps.org.id, deliveryId, now.toISOString());
   if (!reopened) {
-    throw new ProblemError("conflict", `The delivery is still ${delivery.status}${delivery.next_attempt_at ? `; its next attempt is due at ${delivery.next_attempt_at}` : ""}.`);
+    throw new ProblemError(
+      "conflict",
+      `The delivery is still ${delivery.status}${delivery.next_attempt_at ? `; its next attempt is due at ${delivery.next_attempt_at}` : ""}.`,
+    );
   }
   await enqueue(deps.env, [reopened], now.getTime());
   return reopened;

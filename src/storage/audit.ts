@@ -13,9 +13,7 @@ export interface AuditEntry {
 /** The insert of one audited action, for batching it with the change it records. */
 export function auditStatement(db: D1Database, entry: AuditEntry): D1PreparedStatement {
   return db
-    .prepare(
-      "INSERT INTO audit_log (id, org_id, actor, action, target, detail, request_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-    )
+    .prepare("INSERT INTO audit_log (id, org_id, actor, action, target, detail, request_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
     .bind(
       newId("aud"),
       entry.orgId,

@@ -37,7 +37,10 @@ export function bucketKeysRepo(db: D1Database) {
   return {
     /** Newest first, revoked keys included. */
     async list(orgId: string): Promise<BucketKeyRecord[]> {
-      const { results } = await db.prepare("SELECT * FROM bucket_keys WHERE org_id = ? ORDER BY created_at DESC, access_key_id DESC").bind(orgId).all<Row>();
+      const { results } = await db
+        .prepare("SELECT * FROM bucket_keys WHERE org_id = ? ORDER BY created_at DESC, access_key_id DESC")
+        .bind(orgId)
+        .all<Row>();
       return results.map(toRecord);
     },
 
@@ -75,7 +78,10 @@ export function bucketKeysRepo(db: D1Database) {
         await auditStatement(db, audit).run();
         return toRecord(row);
       }
-      const existing = await db.prepare("SELECT * FROM bucket_keys WHERE org_id = ? AND access_key_id = ?").bind(orgId, accessKeyId).first<Row>();
+      const existing = await db
+        .prepare("SELECT * FROM bucket_keys WHERE org_id = ? AND access_key_id = ?")
+        .bind(orgId, accessKeyId)
+        .first<Row>();
       return existing ? toRecord(existing) : null;
     },
 

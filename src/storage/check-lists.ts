@@ -45,7 +45,14 @@ function itemWhere(orgId: string, f: ItemFilters): Where {
     const n = f.q.length;
     add(
       `(substr(reference, 1, ?) = ? OR substr(subject_reference, 1, ?) = ? OR substr(file_name, 1, ?) = ? OR substr(job_id || '/' || item_index, 1, ?) = ?)`,
-      n, f.q, n, f.q, n, f.q, n, f.q,
+      n,
+      f.q,
+      n,
+      f.q,
+      n,
+      f.q,
+      n,
+      f.q,
     );
   }
   return w;
@@ -82,7 +89,13 @@ function toItem(r: RawItem): CheckItemRow {
   };
 }
 
-export async function listItems(db: D1Database, orgId: string, f: ItemFilters, after: ItemPosition | null, limit: number): Promise<CheckItemRow[]> {
+export async function listItems(
+  db: D1Database,
+  orgId: string,
+  f: ItemFilters,
+  after: ItemPosition | null,
+  limit: number,
+): Promise<CheckItemRow[]> {
   const w = itemWhere(orgId, f);
   if (after) {
     w.sql.push("(created_at < ? OR (created_at = ? AND (job_id < ? OR (job_id = ? AND item_index < ?))))");
@@ -95,7 +108,11 @@ export async function listItems(db: D1Database, orgId: string, f: ItemFilters, a
   return results.map(toItem);
 }
 
-export async function summariseItems(db: D1Database, orgId: string, f: ItemFilters): Promise<{ decisions: { decision: string | null; count: number }[]; processes: string[] }> {
+export async function summariseItems(
+  db: D1Database,
+  orgId: string,
+  f: ItemFilters,
+): Promise<{ decisions: { decision: string | null; count: number }[]; processes: string[] }> {
   const w = itemWhere(orgId, f);
   const range: Where = { sql: ["org_id = ?", "process IS NOT NULL"], args: [orgId] };
   if (f.since) {
@@ -111,7 +128,10 @@ export async function summariseItems(db: D1Database, orgId: string, f: ItemFilte
     db.prepare(`SELECT DISTINCT process FROM check_items WHERE ${range.sql.join(" AND ")} ORDER BY process LIMIT 1000`).bind(...range.args),
   ]);
   return {
-    decisions: (counts.results as { decision: string | null; count: number }[]).map((r) => ({ decision: r.decision, count: Number(r.count) })),
+    decisions: (counts.results as { decision: string | null; count: number }[]).map((r) => ({
+      decision: r.decision,
+      count: Number(r.count),
+    })),
     processes: (processes.results as { process: string }[]).map((r) => r.process),
   };
 }
@@ -121,12 +141,18 @@ export interface JobPosition {
   j: string;
 }
 
-export async function listJobs(db: D1Database, orgId: string, f: JobFilters, after: JobPosition | null, limit: number): Promise<CheckJobRow[]> {
+export async function listJobs(
+  db: D1Database,
+  orgId: string,
+  f: JobFilters,
+  after: JobPosition | null,
+  limit: number,
+): Promise<CheckJobRow[]> {
   const w: Where = { sql: ["org_id = ?"], args: [orgId] };
-  if (f.since) (w.sql.push("created_at >= ?"), w.args.push(f.since));
-  if (f.until) (w.sql.push("created_at < ?"), w.args.push(f.until));
-  if (f.status) (w.sql.push("status = ?"), w.args.push(f.status));
-  if (f.source) (w.sql.push("source = ?"), w.args.push(f.source));
+  if (f.since) w.sql.push("created_at >= ?"), w.args.push(f.since);
+  if (f.until) w.sql.push("created_at < ?"), w.args.push(f.until);
+  if (f.status) w.sql.push("status = ?"), w.args.push(f.status);
+  if (f.source) w.sql.push("source = ?"), w.args.push(f.source);
   if (after) {
     w.sql.push("(created_at < ? OR (created_at = ? AND job_id < ?))");
     w.args.push(after.c, after.c, after.j);

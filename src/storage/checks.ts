@@ -31,11 +31,23 @@ export function checksRepo(d1: D1Database) {
     },
 
     async item(orgId: string, jobId: string, index: number): Promise<CheckItemRow | null> {
-      return (await db.select().from(checkItems).where(and(itemScope(orgId, jobId), eq(checkItems.itemIndex, index))).limit(1))[0] ?? null;
+      return (
+        (
+          await db
+            .select()
+            .from(checkItems)
+            .where(and(itemScope(orgId, jobId), eq(checkItems.itemIndex, index)))
+            .limit(1)
+        )[0] ?? null
+      );
     },
 
     /** One page of a job's finished items by item_index, after `after` (exclusive). */
-    async results(orgId: string, jobId: string, opts: { after: number | null; limit: number; decision: DecisionFilter }): Promise<CheckItemRow[]> {
+    async results(
+      orgId: string,
+      jobId: string,
+      opts: { after: number | null; limit: number; decision: DecisionFilter },
+    ): Promise<CheckItemRow[]> {
       return db
         .select()
         .from(checkItems)
@@ -59,7 +71,14 @@ export function checksRepo(d1: D1Database) {
       orgId: string,
       jobId: string,
       index: number,
-      outcome: { decision: string | null; score: number | null; billable: boolean; result: string; completedAt: string; pageCount: number | null },
+      outcome: {
+        decision: string | null;
+        score: number | null;
+        billable: boolean;
+        result: string;
+        completedAt: string;
+        pageCount: number | null;
+      },
     ): Promise<boolean> {
       const res = await db
         .update(checkItems)
@@ -78,15 +97,29 @@ export function checksRepo(d1: D1Database) {
     },
 
     /** Mirrors the Job DO's progress; never moves the count backwards (deliveries may race). */
-    async mirrorProgress(orgId: string, jobId: string, p: { status: JobStatus; completed: number; finishedAt: string | null }): Promise<void> {
+    async mirrorProgress(
+      orgId: string,
+      jobId: string,
+      p: { status: JobStatus; completed: number; finishedAt: string | null },
+    ): Promise<void> {
       await db
         .update(checkJobs)
         .set({ status: p.status, completedItems: p.completed, completedAt: p.finishedAt, updatedAt: new Date().toISOString() })
-        .where(and(jobScope(orgId, jobId), lte(checkJobs.completedItems, p.completed), sql`${checkJobs.status} NOT IN ('completed', 'failed', 'rejected')`));
+        .where(
+          and(
+            jobScope(orgId, jobId),
+            lte(checkJobs.completedItems, p.completed),
+            sql`${checkJobs.status} NOT IN ('completed', 'failed', 'rejected')`,
+          ),
+        );
     },
 
     /** Records the subject's last check, unless a newer one is already recorded. */
-    async recordLastCheck(orgId: string, subjectReference: string, check: { id: string; decision: string | null; at: string }): Promise<void> {
+    async recordLastCheck(
+      orgId: string,
+      subjectReference: string,
+      check: { id: string; decision: string | null; at: string },
+    ): Promise<void> {
       await db
         .update(subjects)
         .set({ lastCheckAt: check.at, lastCheckId: check.id, lastCheckDecision: check.decision })
@@ -103,7 +136,12 @@ export function checksRepo(d1: D1Database) {
     async subjectItems(orgId: string, subjectReference: string, limit: number): Promise<{ rows: CheckItemRow[]; total: number }> {
       const where = and(eq(checkItems.orgId, orgId), eq(checkItems.subjectReference, subjectReference), eq(checkItems.state, "done"));
       const [rows, count] = await Promise.all([
-        db.select().from(checkItems).where(where).orderBy(desc(checkItems.createdAt), desc(checkItems.jobId), desc(checkItems.itemIndex)).limit(limit),
+        db
+          .select()
+          .from(checkItems)
+          .where(where)
+          .orderBy(desc(checkItems.createdAt), desc(checkItems.jobId), desc(checkItems.itemIndex))
+          .limit(limit),
         db.select({ n: sql<number>`COUNT(*)` }).from(checkItems).where(where),
       ]);
       return { rows, total: Number(count[0]?.n ?? 0) };

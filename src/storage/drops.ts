@@ -89,14 +89,25 @@ export function dropsRepo(db: D1Database) {
 
     /** Drops of a folder still waiting for their files. */
     async waitingIn(orgId: string, folder: string): Promise<DropRecord[]> {
-      const { results } = await db.prepare("SELECT * FROM bucket_drops WHERE org_id = ? AND folder = ? AND state = 'waiting'").bind(orgId, folder).all<Row>();
+      const { results } = await db
+        .prepare("SELECT * FROM bucket_drops WHERE org_id = ? AND folder = ? AND state = 'waiting'")
+        .bind(orgId, folder)
+        .all<Row>();
       return results.map(toRecord);
     },
 
     /** Moves a drop from one state to the next; false when another delivery moved it first. */
-    async advance(orgId: string, dropId: string, from: DropState, to: DropState, set: { jobId?: string | null; plan?: string | null } = {}): Promise<boolean> {
+    async advance(
+      orgId: string,
+      dropId: string,
+      from: DropState,
+      to: DropState,
+      set: { jobId?: string | null; plan?: string | null } = {},
+    ): Promise<boolean> {
       const res = await db
-        .prepare("UPDATE bucket_drops SET state = ?, job_id = COALESCE(?, job_id), plan = COALESCE(?, plan), updated_at = ? WHERE org_id = ? AND drop_id = ? AND state = ?")
+        .prepare(
+          "UPDATE bucket_drops SET state = ?, job_id = COALESCE(?, job_id), plan = COALESCE(?, plan), updated_at = ? WHERE org_id = ? AND drop_id = ? AND state = ?",
+        )
         .bind(to, set.jobId ?? null, set.plan ?? null, new Date().toISOString(), orgId, dropId, from)
         .run();
       return (res.meta.changes ?? 0) > 0;

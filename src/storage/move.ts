@@ -32,7 +32,9 @@ export async function copyOrgData(orgId: string, from: RegionStore, to: RegionSt
       const statements = results.map((row) => {
         const cols = Object.keys(row);
         return to.db
-          .prepare(`INSERT OR REPLACE INTO ${quoteIdent(table)} (${cols.map(quoteIdent).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`)
+          .prepare(
+            `INSERT OR REPLACE INTO ${quoteIdent(table)} (${cols.map(quoteIdent).join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`,
+          )
           .bind(...cols.map((c) => bindable(row[c])));
       });
       for (let i = 0; i < statements.length; i += BATCH) await to.db.batch(statements.slice(i, i + BATCH));

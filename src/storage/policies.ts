@@ -1,10 +1,4 @@
-import {
-  DEFAULT_POLICY_NAME,
-  PolicySpecSchema,
-  builtinDefaultPolicy,
-  canonicalJson,
-  type Policy,
-} from "../domain/policy";
+import { DEFAULT_POLICY_NAME, PolicySpecSchema, builtinDefaultPolicy, canonicalJson, type Policy } from "../domain/policy";
 import { and, desc, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { auditStatement } from "./audit";

@@ -16,10 +16,25 @@ export function regionStore(env: Env, region: RegionName): RegionStore {
  * table listed here. A migration that adds a regional table appends it here (parents before children,
  * should foreign keys ever be added).
  */
-export const REGIONAL_TABLES: string[] = ["audit_log", "policies", "subjects", "subject_references", "check_jobs", "check_items",
-  "webhook_endpoints", "webhook_events", "webhook_deliveries", "webhook_attempts", "version_pin_changes", "sessions",
-  "templates", "bucket_keys", "bucket_drops",
-  "check_reviews", "learning_blocks"];
+export const REGIONAL_TABLES: string[] = [
+  "audit_log",
+  "policies",
+  "subjects",
+  "subject_references",
+  "check_jobs",
+  "check_items",
+  "webhook_endpoints",
+  "webhook_events",
+  "webhook_deliveries",
+  "webhook_attempts",
+  "version_pin_changes",
+  "sessions",
+  "templates",
+  "bucket_keys",
+  "bucket_drops",
+  "check_reviews",
+  "learning_blocks",
+];
 
 /** Every R2 object of an organisation lives under this prefix, so a move can copy them all. */
 export function orgFilePrefix(orgId: string): string {

@@ -91,9 +91,7 @@ export function subjectsRepo(d1: D1Database) {
     },
 
     deleteReferenceStatement(orgId: string, subjectReference: string, refId: string) {
-      return db
-        .delete(subjectReferences)
-        .where(and(refScope(orgId, subjectReference), eq(subjectReferences.refId, refId)));
+      return db.delete(subjectReferences).where(and(refScope(orgId, subjectReference), eq(subjectReferences.refId, refId)));
     },
 
     deleteSubjectStatements(orgId: string, subjectReference: string) {

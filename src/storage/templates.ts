@@ -76,7 +76,10 @@ export function templatesRepo(db: D1Database) {
 
     /** Newest first. */
     async list(orgId: string): Promise<TemplateRecord[]> {
-      const { results } = await db.prepare("SELECT * FROM templates WHERE org_id = ? ORDER BY created_at DESC, template_id DESC").bind(orgId).all<Row>();
+      const { results } = await db
+        .prepare("SELECT * FROM templates WHERE org_id = ? ORDER BY created_at DESC, template_id DESC")
+        .bind(orgId)
+        .all<Row>();
       return results.map(toRecord);
     },
 
@@ -98,8 +101,20 @@ export function templatesRepo(db: D1Database) {
            WHERE (SELECT COUNT(*) FROM templates WHERE org_id = ?1) < ?14`,
         )
         .bind(
-          t.orgId, t.templateId, t.name, t.description, JSON.stringify(t.boxes), t.blankKey, t.blankType, t.blankBytes, t.blankSha256,
-          JSON.stringify(t.pages), t.modelKey, t.createdBy, t.createdAt, max,
+          t.orgId,
+          t.templateId,
+          t.name,
+          t.description,
+          JSON.stringify(t.boxes),
+          t.blankKey,
+          t.blankType,
+          t.blankBytes,
+          t.blankSha256,
+          JSON.stringify(t.pages),
+          t.modelKey,
+          t.createdBy,
+          t.createdAt,
+          max,
         );
       try {
         const [res] = await db.batch([insert]);
@@ -114,7 +129,10 @@ export function templatesRepo(db: D1Database) {
 
     /** Deletes the row with its audit entry; false when there was none. */
     async delete(orgId: string, templateId: string, audit: AuditEntry): Promise<TemplateRecord | null> {
-      const row = await db.prepare("DELETE FROM templates WHERE org_id = ? AND template_id = ? RETURNING *").bind(orgId, templateId).first<Row>();
+      const row = await db
+        .prepare("DELETE FROM templates WHERE org_id = ? AND template_id = ? RETURNING *")
+        .bind(orgId, templateId)
+        .first<Row>();
       if (!row) return null;
       await auditStatement(db, audit).run();
       return toRecord(row);

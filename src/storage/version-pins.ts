@@ -17,6 +17,8 @@ export async function lastPinChange(db: D1Database, orgId: string): Promise<PinC
 
 export function pinChangeStatement(db: D1Database, r: PinChangeRecord): D1PreparedStatement {
   return db
-    .prepare("INSERT INTO version_pin_changes (org_id, change_id, from_version, to_version, kind, actor, changed_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+    .prepare(
+      "INSERT INTO version_pin_changes (org_id, change_id, from_version, to_version, kind, actor, changed_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    )
     .bind(r.orgId, r.changeId, r.from, r.to, r.kind, r.actor, r.at);
 }

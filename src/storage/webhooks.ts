@@ -86,13 +86,31 @@ export function webhooksRepo(db: D1Database) {
              secret_version, previous_secret, previous_expires_at, failing_since, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .bind(row.org_id, row.webhook_id, row.product, row.url, row.description, row.events, row.enabled, row.disabled_reason, row.secret,
-          row.secret_version, row.previous_secret, row.previous_expires_at, row.failing_since, row.created_at, row.updated_at)
+        .bind(
+          row.org_id,
+          row.webhook_id,
+          row.product,
+          row.url,
+          row.description,
+          row.events,
+          row.enabled,
+          row.disabled_reason,
+          row.secret,
+          row.secret_version,
+          row.previous_secret,
+          row.previous_expires_at,
+          row.failing_since,
+          row.created_at,
+          row.updated_at,
+        )
         .run();
     },
 
     async countEndpoints(orgId: string, product: WebhookProduct): Promise<number> {
-      const row = await db.prepare("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE org_id = ? AND product = ?").bind(orgId, product).first<{ n: number }>();
+      const row = await db
+        .prepare("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE org_id = ? AND product = ?")
+        .bind(orgId, product)
+        .first<{ n: number }>();
       return row?.n ?? 0;
     },
 
@@ -105,7 +123,9 @@ export function webhooksRepo(db: D1Database) {
         ? db
             .prepare("SELECT * FROM webhook_endpoints WHERE org_id = ? AND product = ? AND webhook_id < ? ORDER BY webhook_id DESC LIMIT ?")
             .bind(orgId, product, page.after, page.limit + 1)
-        : db.prepare("SELECT * FROM webhook_endpoints WHERE org_id = ? AND product = ? ORDER BY webhook_id DESC LIMIT ?").bind(orgId, product, page.limit + 1)
+        : db
+            .prepare("SELECT * FROM webhook_endpoints WHERE org_id = ? AND product = ? ORDER BY webhook_id DESC LIMIT ?")
+            .bind(orgId, product, page.limit + 1)
       ).all<EndpointRow>();
       return results;
     },
@@ -128,12 +148,21 @@ export function webhooksRepo(db: D1Database) {
       const cols = Object.keys(changes) as (keyof typeof changes)[];
       if (cols.length === 0) return;
       await db
-        .prepare(`UPDATE webhook_endpoints SET ${cols.map((c) => `${c} = ?`).join(", ")}, updated_at = ? WHERE org_id = ? AND webhook_id = ?`)
+        .prepare(
+          `UPDATE webhook_endpoints SET ${cols.map((c) => `${c} = ?`).join(", ")}, updated_at = ? WHERE org_id = ? AND webhook_id = ?`,
+        )
         .bind(...cols.map((c) => changes[c] ?? null), now, orgId, webhookId)
         .run();
     },
 
-    async rotateSecret(orgId: string, webhookId: string, sealedNew: string, sealedPrevious: string, previousExpiresAt: string, now: string): Promise<void> {
+    async rotateSecret(
+      orgId: string,
+      webhookId: string,
+      sealedNew: string,
+      sealedPrevious: string,
+      previousExpiresAt: string,
+      now: string,
+    ): Promise<void> {
       await db
         .prepare(
           `UPDATE webhook_endpoints SET secret = ?, previous_secret = ?, previous_expires_at = ?, secret_version = secret_version + 1, updated_at = ?
@@ -162,13 +191,18 @@ export function webhooksRepo(db: D1Database) {
     },
 
     async markHealthy(orgId: string, webhookId: string): Promise<void> {
-      await db.prepare("UPDATE webhook_endpoints SET failing_since = NULL WHERE org_id = ? AND webhook_id = ? AND failing_since IS NOT NULL").bind(orgId, webhookId).run();
+      await db
+        .prepare("UPDATE webhook_endpoints SET failing_since = NULL WHERE org_id = ? AND webhook_id = ? AND failing_since IS NOT NULL")
+        .bind(orgId, webhookId)
+        .run();
     },
 
     /** Disables an endpoint that is failing; true for the one call that disabled it. */
     async disableFailing(orgId: string, webhookId: string, now: string): Promise<boolean> {
       const res = await db
-        .prepare("UPDATE webhook_endpoints SET enabled = 0, disabled_reason = 'failing', updated_at = ? WHERE org_id = ? AND webhook_id = ? AND enabled = 1")
+        .prepare(
+          "UPDATE webhook_endpoints SET enabled = 0, disabled_reason = 'failing', updated_at = ? WHERE org_id = ? AND webhook_id = ? AND enabled = 1",
+        )
         .bind(now, orgId, webhookId)
         .run();
       return res.meta.changes === 1;
@@ -194,7 +228,18 @@ export function webhooksRepo(db: D1Database) {
                  final_attempt, next_attempt_at, created_at, updated_at)
                VALUES (?, ?, ?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?)`,
             )
-            .bind(d.org_id, d.delivery_id, d.webhook_id, d.event_id, d.event_type, d.trigger, d.final_attempt, d.next_attempt_at, d.created_at, d.updated_at),
+            .bind(
+              d.org_id,
+              d.delivery_id,
+              d.webhook_id,
+              d.event_id,
+              d.event_type,
+              d.trigger,
+              d.final_attempt,
+              d.next_attempt_at,
+              d.created_at,
+              d.updated_at,
+            ),
         ),
       ];
       const results = await db.batch(statements);
@@ -202,7 +247,10 @@ export function webhooksRepo(db: D1Database) {
     },
 
     async delivery(orgId: string, deliveryId: string): Promise<DeliveryRow | null> {
-      return db.prepare("SELECT * FROM webhook_deliveries WHERE org_id = ? AND delivery_id = ?").bind(orgId, deliveryId).first<DeliveryRow>();
+      return db
+        .prepare("SELECT * FROM webhook_deliveries WHERE org_id = ? AND delivery_id = ?")
+        .bind(orgId, deliveryId)
+        .first<DeliveryRow>();
     },
 
     async listDeliveries(orgId: string, webhookId: string, page: Page, status?: DeliveryStatus): Promise<DeliveryRow[]> {
@@ -252,15 +300,38 @@ export function webhooksRepo(db: D1Database) {
                duration_ms, status_code, error, response_body, succeeded)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
           )
-          .bind(attempt.org_id, attempt.attempt_id, attempt.delivery_id, attempt.webhook_id, attempt.event_id, attempt.event_type, attempt.attempt,
-            attempt.trigger, attempt.started_at, attempt.duration_ms, attempt.status_code, attempt.error, attempt.response_body, attempt.succeeded),
+          .bind(
+            attempt.org_id,
+            attempt.attempt_id,
+            attempt.delivery_id,
+            attempt.webhook_id,
+            attempt.event_id,
+            attempt.event_type,
+            attempt.attempt,
+            attempt.trigger,
+            attempt.started_at,
+            attempt.duration_ms,
+            attempt.status_code,
+            attempt.error,
+            attempt.response_body,
+            attempt.succeeded,
+          ),
         db
           .prepare(
             `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, completed_at = ?, lease_until = NULL, last_status_code = ?, last_error = ?,
                updated_at = ? WHERE org_id = ? AND delivery_id = ? AND attempts = ?`,
           )
-          .bind(next.status, next.nextAttemptAt, next.completedAt, attempt.status_code, attempt.error, attempt.started_at, attempt.org_id,
-            attempt.delivery_id, attempt.attempt),
+          .bind(
+            next.status,
+            next.nextAttemptAt,
+            next.completedAt,
+            attempt.status_code,
+            attempt.error,
+            attempt.started_at,
+            attempt.org_id,
+            attempt.delivery_id,
+            attempt.attempt,
+          ),
       ]);
     },
 

@@ -21,7 +21,7 @@ export interface ScoringParams {
   /** Distances to the k nearest references are averaged. */
   k: number;
   /** Population statistics of a genuine signature's distance to a subject's references, per group. */
-  prior: { mean: number[]; spread: number[]; /** weight of the prior, in references */ strength: number };
+  prior: { mean: number[]; spread: number[] /** weight of the prior, in references */; strength: number };
   /** Per group: genuine-to-genuine distance over reference-to-synthetic-variant distance. */
   variantRatio: number[];
   /** The spread never falls below this share of the mean (one or two references say little). */

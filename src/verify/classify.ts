@@ -41,13 +41,16 @@ export function classifyPage(m: InkMask): PageClassification {
 }
 
 function hiddenRings(m: InkMask, labels: Int32Array, comps: Component[], kinds: Kind[], unit: number): Ring[] {
-  const minR = Math.max(10, 2.5 * unit), maxR = Math.min(40 * unit, 0.12 * Math.max(m.w, m.h));
+  const minR = Math.max(10, 2.5 * unit),
+    maxR = Math.min(40 * unit, 0.12 * Math.max(m.w, m.h));
   const big = comps.filter((c, i) => (kinds[i] === Kind.Seed || kinds[i] === Kind.Neutral) && c.w >= 2 * minR && c.h >= 2 * minR);
   if (big.length === 0) return [];
   // Work on the part of the page those components cover: voting and measuring scale with its area.
   const ids = new Set(big.map((c) => c.id));
-  const u = unionBox(big), pad = Math.ceil(maxR);
-  const ax = Math.max(0, u.x - pad), ay = Math.max(0, u.y - pad);
+  const u = unionBox(big),
+    pad = Math.ceil(maxR);
+  const ax = Math.max(0, u.x - pad),
+    ay = Math.max(0, u.y - pad);
   const area = { x: ax, y: ay, w: Math.min(m.w, u.x + u.w + pad) - ax, h: Math.min(m.h, u.y + u.h + pad) - ay };
   const only = new Uint8Array(area.w * area.h);
   for (const c of big) {
@@ -55,12 +58,16 @@ function hiddenRings(m: InkMask, labels: Int32Array, comps: Component[], kinds: 
       for (let x = c.x; x < c.x + c.w; x++) if (ids.has(labels[y * m.w + x])) only[(y - area.y) * area.w + (x - area.x)] = 1;
     }
   }
-  const rings = eraseRings(only, area.w, area.h, Math.round(minR), Math.round(maxR)).map((r) => ({ ...r, cx: r.cx + area.x, cy: r.cy + area.y }));
+  const rings = eraseRings(only, area.w, area.h, Math.round(minR), Math.round(maxR)).map((r) => ({
+    ...r,
+    cx: r.cx + area.x,
+    cy: r.cy + area.y,
+  }));
   for (const ring of rings) erase(m.mask, m.w, m.h, ring);
   return rings;
 }
 
-export const enum Kind {
+export enum Kind {
   Noise,
   Line,
   Text,
@@ -70,10 +77,17 @@ export const enum Kind {
   Seed, // large and irregular: where a signature is
 }
 
-function findSignatures(m: InkMask, labels: Int32Array, comps: Component[], long: number, knownRings: Ring[]): { found: Found[]; kinds: Kind[]; unit: number } {
+function findSignatures(
+  m: InkMask,
+  labels: Int32Array,
+  comps: Component[],
+  long: number,
+  knownRings: Ring[],
+): { found: Found[]; kinds: Kind[]; unit: number } {
   const kinds = new Array<Kind>(comps.length).fill(Kind.Neutral);
   comps.forEach((c, i) => {
-    const thin = Math.min(c.w, c.h), len = Math.max(c.w, c.h);
+    const thin = Math.min(c.w, c.h),
+      len = Math.max(c.w, c.h);
     if ((thin <= 3 && len >= 12 * thin) || isFrameEdge(c, m.w, m.h)) kinds[i] = Kind.Line;
   });
 
@@ -96,7 +110,10 @@ function findSignatures(m: InkMask, labels: Int32Array, comps: Component[], long
   });
 
   const clusters = growClusters(comps, kinds);
-  absorbRows(clusters, rows.map((l) => l.filter((i) => kinds[i] === Kind.Text).map((i) => comps[i])));
+  absorbRows(
+    clusters,
+    rows.map((l) => l.filter((i) => kinds[i] === Kind.Text).map((i) => comps[i])),
+  );
   const out: Found[] = [];
   for (const cl of clusters) {
     const box = unionBox(cl);
@@ -126,12 +143,15 @@ function findTextRows(comps: Component[], kinds: Kind[], long: number): { rowTex
     for (let b = a + 1; b < order.length; b++) {
       const cj = comps[order[b]];
       if (cj.x > reach) break;
-      const hMax = Math.max(ci.h, cj.h), hMin = Math.min(ci.h, cj.h);
+      const hMax = Math.max(ci.h, cj.h),
+        hMin = Math.min(ci.h, cj.h);
       if (hMax > 2 * hMin) continue;
       const gap = cj.x - (ci.x + ci.w);
       if (gap > 1.2 * hMax || gap < -0.3 * Math.min(ci.w, cj.w)) continue;
-      const midI = ci.y + ci.h / 2, midJ = cj.y + cj.h / 2;
-      const baseI = ci.y + ci.h, baseJ = cj.y + cj.h;
+      const midI = ci.y + ci.h / 2,
+        midJ = cj.y + cj.h / 2;
+      const baseI = ci.y + ci.h,
+        baseJ = cj.y + cj.h;
       if (Math.abs(midI - midJ) > 0.3 * hMax && Math.abs(baseI - baseJ) > 0.2 * hMax) continue;
       parent[find(order[a])] = find(order[b]);
     }
@@ -163,9 +183,18 @@ function findTextRows(comps: Component[], kinds: Kind[], long: number): { rowTex
  * proposal whose arcs go most of the way round is a stamp. A handwritten loop can fit a circle too, but
  * nothing else lies on it, so it covers only its own sectors.
  */
-function markStamps(labels: Int32Array, w: number, comps: Component[], kinds: Kind[], unit: number, long: number, knownRings: Ring[]): void {
+function markStamps(
+  labels: Int32Array,
+  w: number,
+  comps: Component[],
+  kinds: Kind[],
+  unit: number,
+  long: number,
+  knownRings: Ring[],
+): void {
   // Stamps are 2 to 5 cm across: a few text heights, never a large part of the page.
-  const minR = Math.max(10, 2.5 * unit), maxR = Math.min(40 * unit, 0.12 * long);
+  const minR = Math.max(10, 2.5 * unit),
+    maxR = Math.min(40 * unit, 0.12 * long);
   const eligible = (i: number) => kinds[i] === Kind.Neutral || kinds[i] === Kind.Small || kinds[i] === Kind.Line;
   const textIds = new Set(comps.filter((_, i) => kinds[i] === Kind.Text).map((c) => c.id));
   const h = labels.length / w;
@@ -174,7 +203,8 @@ function markStamps(labels: Int32Array, w: number, comps: Component[], kinds: Ki
     if (!eligible(i) || Math.max(c.w, c.h) < minR) return;
     if (rings.some((g) => Math.hypot(c.x + c.w / 2 - g.cx, c.y + c.h / 2 - g.cy) <= g.r * 1.1)) return;
     const fit = fitCircle(labels, w, c);
-    if (!fit || fit.r < minR || fit.r > maxR || fit.residual * fit.r > Math.max(2, 0.05 * fit.r) || Math.max(c.w, c.h) < 0.6 * fit.r) return;
+    if (!fit || fit.r < minR || fit.r > maxR || fit.residual * fit.r > Math.max(2, 0.05 * fit.r) || Math.max(c.w, c.h) < 0.6 * fit.r)
+      return;
     if (c.area > 2 * Math.PI * fit.r * Math.max(3, fit.r / 5)) return; // a ring is thin for its size
     // An arc pins the radius down only roughly: refit on all ink (not print) near the circle, in a
     // narrowing band, then count the ten-degree sectors the ink covers.
@@ -182,15 +212,19 @@ function markStamps(labels: Int32Array, w: number, comps: Component[], kinds: Ki
     let covered = 0;
     for (const rel of [0.25, 0.12, 0.07]) {
       const band = Math.max(2.5, rel * circle.r);
-      const xs: number[] = [], ys: number[] = [];
+      const xs: number[] = [],
+        ys: number[] = [];
       const hits = new Uint16Array(36);
-      const x0 = Math.max(0, Math.floor(circle.cx - circle.r - band)), x1 = Math.min(w - 1, Math.ceil(circle.cx + circle.r + band));
-      const y0 = Math.max(0, Math.floor(circle.cy - circle.r - band)), y1 = Math.min(h - 1, Math.ceil(circle.cy + circle.r + band));
+      const x0 = Math.max(0, Math.floor(circle.cx - circle.r - band)),
+        x1 = Math.min(w - 1, Math.ceil(circle.cx + circle.r + band));
+      const y0 = Math.max(0, Math.floor(circle.cy - circle.r - band)),
+        y1 = Math.min(h - 1, Math.ceil(circle.cy + circle.r + band));
       for (let y = y0; y <= y1; y++) {
         for (let x = x0; x <= x1; x++) {
           const id = labels[y * w + x];
           if (id === 0 || textIds.has(id)) continue;
-          const dx = x + 0.5 - circle.cx, dy = y + 0.5 - circle.cy;
+          const dx = x + 0.5 - circle.cx,
+            dy = y + 0.5 - circle.cy;
           if (Math.abs(Math.hypot(dx, dy) - circle.r) > band) continue;
           xs.push(x + 0.5);
           ys.push(y + 0.5);
@@ -210,8 +244,10 @@ function markStamps(labels: Int32Array, w: number, comps: Component[], kinds: Ki
     // Inside a ring that had a signature running across it, the signature's own strokes stay: only
     // print-sized marks there are the stamp's.
     const crossed = knownRings.includes(ring as Ring);
-    const inner = ring.r * 1.08 + 2, outer = ring.r * 1.3 + 3;
-    const within = (c: Component, r: number) => c.x >= ring.cx - r && c.y >= ring.cy - r && c.x + c.w <= ring.cx + r && c.y + c.h <= ring.cy + r;
+    const inner = ring.r * 1.08 + 2,
+      outer = ring.r * 1.3 + 3;
+    const within = (c: Component, r: number) =>
+      c.x >= ring.cx - r && c.y >= ring.cy - r && c.x + c.w <= ring.cx + r && c.y + c.h <= ring.cy + r;
     comps.forEach((c, i) => {
       // Inside the ring, or a piece of the ring itself (its box can poke out of the fitted circle's box).
       const onRing = within(c, outer) && onCircle(labels, w, c, ring.cx, ring.cy, ring.r).residual <= 0.12;
@@ -250,7 +286,8 @@ function growClusters(comps: Component[], kinds: Kind[]): Component[][] {
     changed = false;
     for (let a = 0; a < clusters.length; a++) {
       for (let b = a + 1; b < clusters.length; b++) {
-        const A = clusters[a], B = clusters[b];
+        const A = clusters[a],
+          B = clusters[b];
         if (near(A, B.x0, B.y0, B.x1, B.y1, 0.9, 0.25) || near(B, A.x0, A.y0, A.x1, A.y1, 0.9, 0.25)) {
           for (const p of B.parts) absorb(A, p);
           clusters.splice(b, 1);

@@ -54,12 +54,7 @@ export function comparisonVector(
 }
 
 /** comparisonVector from the aggregated per-group distances. */
-export function comparisonVectorOf(
-  d: number[],
-  groups: number,
-  model: ReferenceModel,
-  params: ScoringParams,
-): { x: number[]; z: number } {
+export function comparisonVectorOf(d: number[], groups: number, model: ReferenceModel, params: ScoringParams): { x: number[]; z: number } {
   const x: number[] = [];
   let zSum = 0;
   for (let g = 0; g < groups; g++) {

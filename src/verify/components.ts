@@ -29,7 +29,9 @@ export interface Labelling {
 export function labelComponents(mask: Uint8Array, w: number, h: number, minArea = 1): Labelling {
   // Runs as parallel arrays: row, first and last column.
   let cap = 1024;
-  let ry = new Int32Array(cap), rs = new Int32Array(cap), re = new Int32Array(cap);
+  let ry = new Int32Array(cap),
+    rs = new Int32Array(cap),
+    re = new Int32Array(cap);
   let n = 0;
   const rowStart = new Int32Array(h + 1);
   for (let y = 0; y < h; y++) {
@@ -74,7 +76,8 @@ export function labelComponents(mask: Uint8Array, w: number, h: number, minArea 
       // Runs above that end before this one starts (less one, for diagonals) can touch no later run.
       while (j < jEnd && re[j] < rs[i] - 1) j++;
       for (let k = j; k < jEnd && rs[k] <= re[i] + 1; k++) {
-        const a = find(i), b = find(k);
+        const a = find(i),
+          b = find(k);
         if (a !== b) {
           if (a < b) parent[b] = a;
           else parent[a] = b;
@@ -94,7 +97,10 @@ export function labelComponents(mask: Uint8Array, w: number, h: number, minArea 
       stats.push([w, h, 0, 0, 0, 0, 0]);
     }
     const st = stats[id - 1];
-    const y = ry[i], a = rs[i], b = re[i], len = b - a + 1;
+    const y = ry[i],
+      a = rs[i],
+      b = re[i],
+      len = b - a + 1;
     if (a < st[0]) st[0] = a;
     if (y < st[1]) st[1] = y;
     if (b > st[2]) st[2] = b;
@@ -107,7 +113,16 @@ export function labelComponents(mask: Uint8Array, w: number, h: number, minArea 
   const components: Component[] = [];
   stats.forEach((st, k) => {
     if (st[4] < minArea) return;
-    components.push({ id: k + 1, x: st[0], y: st[1], w: st[2] - st[0] + 1, h: st[3] - st[1] + 1, area: st[4], cx: st[5] / st[4], cy: st[6] / st[4] });
+    components.push({
+      id: k + 1,
+      x: st[0],
+      y: st[1],
+      w: st[2] - st[0] + 1,
+      h: st[3] - st[1] + 1,
+      area: st[4],
+      cx: st[5] / st[4],
+      cy: st[6] / st[4],
+    });
   });
   return { labels, count: next, components };
 }
@@ -127,7 +142,8 @@ export interface CircleFit {
  * A stamp's ring, whole or broken into arcs by worn rubber and thresholding, fits with a small residual.
  */
 export function fitCircle(labels: Int32Array, w: number, c: Component): CircleFit | null {
-  const xs: number[] = [], ys: number[] = [];
+  const xs: number[] = [],
+    ys: number[] = [];
   for (let y = c.y; y < c.y + c.h; y++) {
     for (let x = c.x; x < c.x + c.w; x++) {
       if (labels[y * w + x] !== c.id) continue;
@@ -143,7 +159,8 @@ export function fitCircle(labels: Int32Array, w: number, c: Component): CircleFi
 export function circleThrough(xs: number[], ys: number[]): { cx: number; cy: number; r: number } | null {
   const n = xs.length;
   if (n < 8) return null;
-  let ox = 0, oy = 0;
+  let ox = 0,
+    oy = 0;
   for (let k = 0; k < n; k++) {
     ox += xs[k];
     oy += ys[k];
@@ -151,9 +168,18 @@ export function circleThrough(xs: number[], ys: number[]): { cx: number; cy: num
   // Centre the coordinates for numerical sanity.
   ox /= n;
   oy /= n;
-  let sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0, sxz = 0, syz = 0, sz = 0;
+  let sx = 0,
+    sy = 0,
+    sxx = 0,
+    syy = 0,
+    sxy = 0,
+    sxz = 0,
+    syz = 0,
+    sz = 0;
   for (let k = 0; k < n; k++) {
-    const X = xs[k] - ox, Y = ys[k] - oy, Z = X * X + Y * Y;
+    const X = xs[k] - ox,
+      Y = ys[k] - oy,
+      Z = X * X + Y * Y;
     sx += X;
     sy += Y;
     sxx += X * X;
@@ -180,20 +206,32 @@ export function circleThrough(xs: number[], ys: number[]): { cx: number; cy: num
       for (let k = col; k < 4; k++) m[r][k] -= f * m[col][k];
     }
   }
-  const D = m[0][3] / m[0][0], E = m[1][3] / m[1][1], F = m[2][3] / m[2][2];
-  const ccx = -D / 2, ccy = -E / 2;
+  const D = m[0][3] / m[0][0],
+    E = m[1][3] / m[1][1],
+    F = m[2][3] / m[2][2];
+  const ccx = -D / 2,
+    ccy = -E / 2;
   const r2 = ccx * ccx + ccy * ccy - F;
   return r2 > 0 ? { cx: ccx + ox, cy: ccy + oy, r: Math.sqrt(r2) } : null;
 }
 
 /** How well a component's pixels lie on a given circle, and which sectors of it they cover. */
-export function onCircle(labels: Int32Array, w: number, c: Component, cx: number, cy: number, r: number): { residual: number; sectors: boolean[] } {
-  let dev = 0, n = 0;
+export function onCircle(
+  labels: Int32Array,
+  w: number,
+  c: Component,
+  cx: number,
+  cy: number,
+  r: number,
+): { residual: number; sectors: boolean[] } {
+  let dev = 0,
+    n = 0;
   const sectors = new Array<boolean>(36).fill(false);
   for (let y = c.y; y < c.y + c.h; y++) {
     for (let x = c.x; x < c.x + c.w; x++) {
       if (labels[y * w + x] !== c.id) continue;
-      const X = x - cx, Y = y - cy;
+      const X = x - cx,
+        Y = y - cy;
       dev += Math.abs(Math.hypot(X, Y) - r);
       n++;
       let a = Math.atan2(Y, X);
@@ -212,8 +250,10 @@ export function onCircle(labels: Int32Array, w: number, c: Component, cx: number
 export function orientationEntropy(mask: Uint8Array, w: number, box: { x: number; y: number; w: number; h: number }, h: number): number {
   const bins = new Float64Array(8);
   let total = 0;
-  const x0 = Math.max(1, box.x), y0 = Math.max(1, box.y);
-  const x1 = Math.min(w - 2, box.x + box.w - 1), y1 = Math.min(h - 2, box.y + box.h - 1);
+  const x0 = Math.max(1, box.x),
+    y0 = Math.max(1, box.y);
+  const x1 = Math.min(w - 2, box.x + box.w - 1),
+    y1 = Math.min(h - 2, box.y + box.h - 1);
   for (let y = y0; y <= y1; y++) {
     for (let x = x0; x <= x1; x++) {
       const i = y * w + x;

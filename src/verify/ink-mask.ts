@@ -74,16 +74,24 @@ export function levelled(m: InkMask, angle: number): InkMask {
 /** A point of the (deskewed) mask in the unturned working copy. */
 export function unturn(m: InkMask, x: number, y: number): [number, number] {
   if (m.angle === 0) return [x, y];
-  const cx = m.w / 2, cy = m.h / 2, c = Math.cos(m.angle), s = Math.sin(m.angle);
-  const dx = x - cx, dy = y - cy;
+  const cx = m.w / 2,
+    cy = m.h / 2,
+    c = Math.cos(m.angle),
+    s = Math.sin(m.angle);
+  const dx = x - cx,
+    dy = y - cy;
   return [cx + c * dx - s * dy, cy + s * dx + c * dy];
 }
 
 /** A point of the unturned working copy in the (deskewed) mask. */
 export function turn(m: InkMask, x: number, y: number): [number, number] {
   if (m.angle === 0) return [x, y];
-  const cx = m.w / 2, cy = m.h / 2, c = Math.cos(m.angle), s = Math.sin(m.angle);
-  const dx = x - cx, dy = y - cy;
+  const cx = m.w / 2,
+    cy = m.h / 2,
+    c = Math.cos(m.angle),
+    s = Math.sin(m.angle);
+  const dx = x - cx,
+    dy = y - cy;
   return [cx + c * dx + s * dy, cy - s * dx + c * dy];
 }
 
@@ -96,7 +104,8 @@ export function estimateSkew(mask: Uint8Array, w: number, h: number): number {
   for (let i = 0; i < mask.length; i++) ink += mask[i];
   if (ink < 200) return 0;
   const step = Math.max(1, Math.ceil(ink / 20000));
-  const xs: number[] = [], ys: number[] = [];
+  const xs: number[] = [],
+    ys: number[] = [];
   for (let i = 0, k = 0; i < mask.length; i++) {
     if (mask[i] && k++ % step === 0) {
       xs.push((i % w) - w / 2);
@@ -107,14 +116,16 @@ export function estimateSkew(mask: Uint8Array, w: number, h: number): number {
   const off = bins.length / 2;
   const sharpness = (a: number) => {
     bins.fill(0);
-    const s = Math.sin(a), c = Math.cos(a);
+    const s = Math.sin(a),
+      c = Math.cos(a);
     for (let k = 0; k < xs.length; k++) bins[(off + c * ys[k] - s * xs[k]) | 0]++;
     let e = 0;
     for (let b = 0; b < bins.length; b++) e += bins[b] * bins[b];
     return e;
   };
   const deg = Math.PI / 180;
-  let best = 0, bestScore = sharpness(0);
+  let best = 0,
+    bestScore = sharpness(0);
   const level = bestScore;
   for (let a = -4; a <= 4.001; a += 0.5) {
     const sc = sharpness(a * deg);
@@ -137,18 +148,26 @@ export function estimateSkew(mask: Uint8Array, w: number, h: number): number {
 /** Turn a grey image by -angle about its centre (bilinear; paper fills the corners). */
 function rotate(data: Uint8Array, w: number, h: number, angle: number): Uint8Array {
   const out = new Uint8Array(w * h);
-  const c = Math.cos(angle), s = Math.sin(angle), cx = w / 2, cy = h / 2;
+  const c = Math.cos(angle),
+    s = Math.sin(angle),
+    cx = w / 2,
+    cy = h / 2;
   for (let y = 0; y < h; y++) {
     const dy = y + 0.5 - cy;
-    let sx = cx + c * (0.5 - cx) - s * dy - 0.5, sy = cy + s * (0.5 - cx) + c * dy - 0.5;
+    let sx = cx + c * (0.5 - cx) - s * dy - 0.5,
+      sy = cy + s * (0.5 - cx) + c * dy - 0.5;
     for (let x = 0; x < w; x++, sx += c, sy += s) {
-      const x0 = Math.floor(sx), y0 = Math.floor(sy);
+      const x0 = Math.floor(sx),
+        y0 = Math.floor(sy);
       if (x0 < 0 || y0 < 0 || x0 + 1 >= w || y0 + 1 >= h) {
         out[y * w + x] = 255;
         continue;
       }
-      const fx = sx - x0, fy = sy - y0, i = y0 * w + x0;
-      const top = data[i] + (data[i + 1] - data[i]) * fx, bot = data[i + w] + (data[i + w + 1] - data[i + w]) * fx;
+      const fx = sx - x0,
+        fy = sy - y0,
+        i = y0 * w + x0;
+      const top = data[i] + (data[i + 1] - data[i]) * fx,
+        bot = data[i + w] + (data[i + w + 1] - data[i + w]) * fx;
       out[y * w + x] = top + (bot - top) * fy + 0.5;
     }
   }
@@ -157,7 +176,10 @@ function rotate(data: Uint8Array, w: number, h: number, angle: number): Uint8Arr
 
 /** Map a mask box back to page pixels (through the deskew, if any), with a little slack for the shrinking. */
 export function toPage(b: Box, m: InkMask, region: Box, page: { width: number; height: number }): Box {
-  let bx0 = b.x, by0 = b.y, bx1 = b.x + b.w, by1 = b.y + b.h;
+  let bx0 = b.x,
+    by0 = b.y,
+    bx1 = b.x + b.w,
+    by1 = b.y + b.h;
   if (m.angle !== 0) {
     const pts = [unturn(m, bx0, by0), unturn(m, bx1, by0), unturn(m, bx0, by1), unturn(m, bx1, by1)];
     bx0 = Math.min(...pts.map((p) => p[0]));
@@ -166,7 +188,8 @@ export function toPage(b: Box, m: InkMask, region: Box, page: { width: number; h
     by1 = Math.max(...pts.map((p) => p[1]));
   }
   const pad = Math.ceil(m.factor / 2);
-  const x0 = Math.max(region.x, Math.floor(region.x + bx0 * m.factor - pad)), y0 = Math.max(region.y, Math.floor(region.y + by0 * m.factor - pad));
+  const x0 = Math.max(region.x, Math.floor(region.x + bx0 * m.factor - pad)),
+    y0 = Math.max(region.y, Math.floor(region.y + by0 * m.factor - pad));
   const x1 = Math.min(region.x + region.w, page.width, Math.ceil(region.x + bx1 * m.factor + pad));
   const y1 = Math.min(region.y + region.h, page.height, Math.ceil(region.y + by1 * m.factor + pad));
   return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
@@ -174,13 +197,18 @@ export function toPage(b: Box, m: InkMask, region: Box, page: { width: number; h
 
 /** The intersection of a box with the page, or null when they do not overlap. */
 export function clip(b: Box, page: { width: number; height: number }): Box | null {
-  const x0 = Math.max(0, Math.floor(b.x)), y0 = Math.max(0, Math.floor(b.y));
-  const x1 = Math.min(page.width, Math.ceil(b.x + b.w)), y1 = Math.min(page.height, Math.ceil(b.y + b.h));
+  const x0 = Math.max(0, Math.floor(b.x)),
+    y0 = Math.max(0, Math.floor(b.y));
+  const x1 = Math.min(page.width, Math.ceil(b.x + b.w)),
+    y1 = Math.min(page.height, Math.ceil(b.y + b.h));
   return x1 - x0 >= 2 && y1 - y0 >= 2 ? { x: x0, y: y0, w: x1 - x0, h: y1 - y0 } : null;
 }
 
 export function unionBox(cs: Array<{ x: number; y: number; w: number; h: number }>): Box {
-  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+  let x0 = Infinity,
+    y0 = Infinity,
+    x1 = -Infinity,
+    y1 = -Infinity;
   for (const c of cs) {
     x0 = Math.min(x0, c.x);
     y0 = Math.min(y0, c.y);
@@ -194,12 +222,16 @@ export function unionBox(cs: Array<{ x: number; y: number; w: number; h: number 
 export function isFrameEdge(c: Component, w: number, h: number): boolean {
   const touches = c.x === 0 || c.y === 0 || c.x + c.w === w || c.y + c.h === h;
   if (!touches) return false;
-  const long = Math.max(c.w, c.h), short = Math.min(c.w, c.h);
+  const long = Math.max(c.w, c.h),
+    short = Math.min(c.w, c.h);
   // A sliver of the table beyond a photographed page's edge: shallow, solid, lying along the side it
   // touches (a stroke that runs off the frame leaves it at an angle and is not solid).
   const alongTop = (c.y === 0 || c.y + c.h === h) && c.h <= 8 && c.w >= 4 * c.h;
   const alongSide = (c.x === 0 || c.x + c.w === w) && c.w <= 8 && c.h >= 4 * c.w;
   if ((alongTop || alongSide) && c.area >= 0.4 * c.w * c.h) return true;
   // A band along the frame (a photo's page edge, skewed by perspective), or a sparse frame line.
-  return (long > 0.3 * (c.w >= c.h ? w : h) && short < 0.08 * long) || ((c.w > 0.5 * w || c.h > 0.5 * h) && c.area < 0.05 * c.w * c.h + 2 * (c.w + c.h));
+  return (
+    (long > 0.3 * (c.w >= c.h ? w : h) && short < 0.08 * long) ||
+    ((c.w > 0.5 * w || c.h > 0.5 * h) && c.area < 0.05 * c.w * c.h + 2 * (c.w + c.h))
+  );
 }

@@ -9,7 +9,8 @@ export function chi2(a: Float32Array, b: Float32Array, from: number, to: number)
   const lanes = new Float32Array(4);
   for (let i = from; i < to; i += 4) {
     for (let l = 0; l < 4; l++) {
-      const x = a[i + l], y = b[i + l];
+      const x = a[i + l],
+        y = b[i + l];
       const d = Math.fround(x - y);
       lanes[l] = Math.fround(lanes[l] + Math.fround(Math.fround(d * d) / Math.fround(Math.fround(x + y) + EPS)));
     }
@@ -40,7 +41,8 @@ export function dtw(a: Float32Array, b: Float32Array, from: number): number {
   prev[0] = 0;
   for (let i = 1; i <= n; i++) {
     cur.fill(1e30);
-    const lo = Math.max(1, i - SEQ_BAND), hi = Math.min(n, i + SEQ_BAND);
+    const lo = Math.max(1, i - SEQ_BAND),
+      hi = Math.min(n, i + SEQ_BAND);
     const pa = from + (i - 1) * SEQ_DIM;
     for (let j = lo; j <= hi; j++) {
       const pb = from + (j - 1) * SEQ_DIM;
@@ -64,7 +66,8 @@ export function groupDistancesTs(
   const out = new Float32Array(refs.length * g);
   refs.forEach((r, ri) => {
     for (let k = 0; k < g; k++) {
-      const from = groupOffsets[k], to = groupOffsets[k + 1];
+      const from = groupOffsets[k],
+        to = groupOffsets[k + 1];
       const kind = groupKinds[k];
       out[ri * g + k] = kind === 0 ? chi2(q, r, from, to) : kind === 1 ? l2sq(q, r, from, to) : dtw(q, r, from);
     }

@@ -65,7 +65,8 @@ export function locateSignatures(pages: Raster[], opts: LocateOptions = {}): Loc
     const boxes: Array<Found & { zone?: number }> =
       templated ?? (opts.inputType === "signature_image" ? locateWholeInk(page, region) : locateOnPage(page, region));
     boxes.sort(readingOrder);
-    for (const b of boxes) found.push({ page: pageNo, box: b.box, confidence: b.confidence, ...(b.zone !== undefined ? { zone: b.zone } : {}) });
+    for (const b of boxes)
+      found.push({ page: pageNo, box: b.box, confidence: b.confidence, ...(b.zone !== undefined ? { zone: b.zone } : {}) });
   }
   return found.map((f, index) => ({ index, ...f }));
 }

@@ -99,11 +99,7 @@ export function variantDistanceRow(core: Core, raster: Raster, features: Signatu
   return aggregate(d, variants.length, core.groupCount, variants.length);
 }
 
-export function buildReferenceModel(
-  core: Core,
-  refs: readonly ReferenceInput[],
-  params: ScoringParams = DEFAULT_PARAMS,
-): ReferenceModel {
+export function buildReferenceModel(core: Core, refs: readonly ReferenceInput[], params: ScoringParams = DEFAULT_PARAMS): ReferenceModel {
   const G = core.groupCount;
   const vectors = refs.map((r) => featureVector(r.features));
   const usable = refs.map((r) => r.features.inkFound && r.features.version === FEATURE_VERSION);
@@ -173,7 +169,7 @@ export function buildReferenceModel(
   const active = idx.filter((i) => !outlier.has(i));
 
   // Statistics from the active references (recomputed without outliers).
-  let rows: number[][] = [];
+  const rows: number[][] = [];
   if (active.length >= 2) {
     for (const i of active) {
       const others = active.filter((j) => j !== i).map((j) => vectors[j]);

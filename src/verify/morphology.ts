@@ -7,16 +7,20 @@ import type { Box, Raster } from "./types";
 
 /** Average `factor` x `factor` blocks of a region of the raster (integer factor, so one read per source pixel). */
 export function shrink(src: Raster, factor: number, region?: Box): Raster {
-  const rx = region?.x ?? 0, ry = region?.y ?? 0;
-  const rw = region?.w ?? src.width, rh = region?.h ?? src.height;
-  const w = Math.max(1, Math.floor(rw / factor)), h = Math.max(1, Math.floor(rh / factor));
+  const rx = region?.x ?? 0,
+    ry = region?.y ?? 0;
+  const rw = region?.w ?? src.width,
+    rh = region?.h ?? src.height;
+  const w = Math.max(1, Math.floor(rw / factor)),
+    h = Math.max(1, Math.floor(rh / factor));
   const out = new Uint8Array(w * h);
   if (factor === 1) {
     for (let y = 0; y < h; y++) out.set(src.data.subarray((ry + y) * src.width + rx, (ry + y) * src.width + rx + w), y * w);
     return { width: w, height: h, data: out };
   }
   const acc = new Uint32Array(w);
-  const area = factor * factor, half = area >> 1;
+  const area = factor * factor,
+    half = area >> 1;
   for (let y = 0; y < h; y++) {
     acc.fill(0);
     for (let dy = 0; dy < factor; dy++) {
@@ -44,7 +48,9 @@ function rowExtreme(src: Uint8Array, dst: Uint8Array, w: number, h: number, r: n
   const flip = max ? 0 : 255;
   // Padding reads as "no ink" for a min and "no paper" for a max: 0 after flipping either way.
   // p holds the padded row; g the running max from each block start, hh from each block end.
-  const p = new Uint8Array(n), g = new Uint8Array(n), hh = new Uint8Array(n);
+  const p = new Uint8Array(n),
+    g = new Uint8Array(n),
+    hh = new Uint8Array(n);
   const lastPhase = (n - 1) % k;
   for (let y = 0; y < h; y++) {
     const base = y * w;
@@ -85,7 +91,8 @@ export function closeGrey(img: Raster, r: number): Raster {
   const { width: w, height: h } = img;
   const a = new Uint8Array(w * h);
   rowExtreme(img.data, a, w, h, r, true);
-  const t = transpose(a, w, h), u = new Uint8Array(w * h);
+  const t = transpose(a, w, h),
+    u = new Uint8Array(w * h);
   rowExtreme(t, u, h, w, r, true);
   rowExtreme(u, t, h, w, r, false);
   const back = transpose(t, h, w);
@@ -101,14 +108,19 @@ export function closeGrey(img: Raster, r: number): Raster {
 export function flattenBackground(img: Raster, strokeRadius: number): Raster {
   const { width: w, height: h } = img;
   const bg = closeGrey(shrink(img, 2), Math.max(2, Math.round(strokeRadius / 2)));
-  const bw = bg.width, bh = bg.height, b = bg.data, d = img.data;
+  const bw = bg.width,
+    bh = bg.height,
+    b = bg.data,
+    d = img.data;
   const off = offPage(bg);
   const out = new Uint8Array(w * h);
   for (let y = 0; y < h; y++) {
-    const brow = Math.min(bh - 1, y >> 1) * bw, base = y * w;
+    const brow = Math.min(bh - 1, y >> 1) * bw,
+      base = y * w;
     for (let x = 0; x < w; x++) {
       const k = brow + Math.min(bw - 1, x >> 1);
-      const v = d[base + x], p = b[k];
+      const v = d[base + x],
+        p = b[k];
       out[base + x] = p <= v || off[k] ? 255 : v * RECIPROCAL_255[p];
     }
   }
@@ -137,7 +149,8 @@ function offPage(bg: Raster): Uint8Array {
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       if (data[y * w + x] >= dark) continue;
-      for (let yy = Math.max(0, y - reach); yy <= Math.min(h - 1, y + reach); yy++) out.fill(1, yy * w + Math.max(0, x - reach), yy * w + Math.min(w, x + reach + 1));
+      for (let yy = Math.max(0, y - reach); yy <= Math.min(h - 1, y + reach); yy++)
+        out.fill(1, yy * w + Math.max(0, x - reach), yy * w + Math.min(w, x + reach + 1));
     }
   }
   return out;
@@ -150,19 +163,24 @@ const RECIPROCAL_255 = Float32Array.from({ length: 256 }, (_, b) => 255 / Math.m
 export function otsu(data: Uint8Array): number {
   const hist = new Float64Array(256);
   for (let i = 0; i < data.length; i++) hist[data[i]]++;
-  let total = 0, sum = 0;
+  let total = 0,
+    sum = 0;
   for (let t = 0; t < 256; t++) {
     total += hist[t];
     sum += t * hist[t];
   }
-  let wB = 0, sumB = 0, best = 0, thr = 128;
+  let wB = 0,
+    sumB = 0,
+    best = 0,
+    thr = 128;
   for (let t = 0; t < 256; t++) {
     wB += hist[t];
     if (wB === 0) continue;
     const wF = total - wB;
     if (wF === 0) break;
     sumB += t * hist[t];
-    const mB = sumB / wB, mF = (sum - sumB) / wF;
+    const mB = sumB / wB,
+      mF = (sum - sumB) / wF;
     const between = wB * wF * (mB - mF) * (mB - mF);
     if (between > best) {
       best = between;
@@ -230,13 +248,16 @@ const NINTH = 1 / 9;
 
 function boxSmooth3(img: Raster): Uint8Array {
   const { width: w, height: h, data } = img;
-  const rows = new Uint16Array(w * h), out = new Uint8Array(w * h);
+  const rows = new Uint16Array(w * h),
+    out = new Uint8Array(w * h);
   for (let y = 0; y < h; y++) {
     const r = y * w;
     for (let x = 0; x < w; x++) rows[r + x] = data[r + Math.max(0, x - 1)] + data[r + x] + data[r + Math.min(w - 1, x + 1)];
   }
   for (let y = 0; y < h; y++) {
-    const up = Math.max(0, y - 1) * w, r = y * w, down = Math.min(h - 1, y + 1) * w;
+    const up = Math.max(0, y - 1) * w,
+      r = y * w,
+      down = Math.min(h - 1, y + 1) * w;
     for (let x = 0; x < w; x++) out[r + x] = ((rows[up + x] + rows[r + x] + rows[down + x]) * NINTH + 0.5) | 0;
   }
   return out;
@@ -253,7 +274,9 @@ export function removeRulingLines(mask: Uint8Array, w: number, h: number, minH: 
   const kill = new Uint8Array(mask.length);
   if (minH > 0 && minH <= w) {
     for (let y = 0; y < h; y++) {
-      const up = Math.max(0, y - 1) * w, mid = y * w, down = Math.min(h - 1, y + 1) * w;
+      const up = Math.max(0, y - 1) * w,
+        mid = y * w,
+        down = Math.min(h - 1, y + 1) * w;
       let start = -1;
       for (let x = 0; x <= w; x++) {
         const on = x < w && (mask[up + x] | mask[mid + x] | mask[down + x]) === 1;
@@ -300,7 +323,8 @@ export function removeRulingLines(mask: Uint8Array, w: number, h: number, minH: 
  * (the mask length for vertical walks, the row width for horizontal ones).
  */
 function thin(mask: Uint8Array, at: number, len: number, step: number, across: number, limit: number, maxThick: number): boolean {
-  let ink = 0, ok = 0;
+  let ink = 0,
+    ok = 0;
   const horizontalWalk = across === 1;
   for (let k = 0; k < len; k++, at += step) {
     if (!mask[at]) continue;

@@ -34,7 +34,10 @@ export async function analyseFrame(bytes: Uint8Array, opts: { qualityFloor: numb
   const doc = await openDocument(bytes, { maxBytes: FRAME_MAX_BYTES, maxPages: 1, maxPixelsPerPage: FRAME_MAX_SIDE * FRAME_MAX_SIDE });
   const frame = await doc.decodePage(0);
   if (Math.max(frame.width, frame.height) > FRAME_MAX_SIDE) {
-    throw new VerifyError("too_many_pixels", `preview frames are at most ${FRAME_MAX_SIDE} px on the long side (got ${frame.width}x${frame.height})`);
+    throw new VerifyError(
+      "too_many_pixels",
+      `preview frames are at most ${FRAME_MAX_SIDE} px on the long side (got ${frame.width}x${frame.height})`,
+    );
   }
   const inputType = opts.inputType ?? "photo";
   const whole = assessQuality(frame, { inputType, kind: "frame" });

@@ -137,9 +137,22 @@ export async function analyseDocument(
       t = now();
       quality = assessQuality(raster, { inputType: opts.inputType, kind: "page" });
       timings.quality += now() - t;
-      await onEvent?.({ type: "quality", data: { page: pageNo, score: quality.score, cue: quality.cue, cues: quality.cues, figures: quality.figures } });
+      await onEvent?.({
+        type: "quality",
+        data: { page: pageNo, score: quality.score, cue: quality.cue, cues: quality.cues, figures: quality.figures },
+      });
       if (quality.score < opts.qualityFloor) {
-        return { pages: doc.pageCount, quality, signatures: [], perSignatureQuality: [], unreadable: true, crops: [], cropPngs: [], timings, registration };
+        return {
+          pages: doc.pageCount,
+          quality,
+          signatures: [],
+          perSignatureQuality: [],
+          unreadable: true,
+          crops: [],
+          cropPngs: [],
+          timings,
+          registration,
+        };
       }
     }
 
@@ -215,14 +228,20 @@ export async function enrolReference(core: Core, bytes: Uint8Array, opts: EnrolO
     const inputType = opts.inputType ?? "signature_image";
     const pageQuality = assessQuality(page, { inputType, kind: "page" });
     if (pageQuality.score < opts.qualityFloor) {
-      return { rejected: "unreadable", detail: `the reference image is too poor to learn from (quality ${pageQuality.score}: ${pageQuality.cue})` };
+      return {
+        rejected: "unreadable",
+        detail: `the reference image is too poor to learn from (quality ${pageQuality.score}: ${pageQuality.cue})`,
+      };
     }
     const found = locateSignatures([page], { inputType, target: opts.target?.box ? { box: opts.target.box } : undefined });
     if (found.length === 0) return { rejected: "no_signature", detail: "no signature was found in the reference file" };
     const best = found.reduce((a, b) => (b.confidence > a.confidence ? b : a));
     const quality = assessQuality(page, { inputType, region: best.box, kind: "crop" });
     if (quality.score < opts.qualityFloor) {
-      return { rejected: "unreadable", detail: `the signature in the reference is too poor to learn from (quality ${quality.score}: ${quality.cue})` };
+      return {
+        rejected: "unreadable",
+        detail: `the signature in the reference is too poor to learn from (quality ${quality.score}: ${quality.cue})`,
+      };
     }
     const crop = cropRaster(page, best.box);
     const features = extractFeatures(core, crop);
@@ -245,7 +264,10 @@ export async function enrolReference(core: Core, bytes: Uint8Array, opts: EnrolO
  */
 export class InsufficientReferencesError extends Error {
   readonly code = "insufficient_references";
-  constructor(readonly have: number, readonly need: number) {
+  constructor(
+    readonly have: number,
+    readonly need: number,
+  ) {
     super(`the subject has ${have} usable reference(s); the policy needs at least ${need}`);
     this.name = "InsufficientReferencesError";
   }

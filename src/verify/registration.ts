@@ -44,7 +44,8 @@ export interface Registration {
  * template working pixel). Returns null when too few keypoints agree on any transform.
  */
 export function register(tk: number[], pk: number[], prior: number, long: number, seed = 1): Registration | null {
-  const nt = tk.length / 4, np = pk.length / 4;
+  const nt = tk.length / 4,
+    np = pk.length / 4;
   if (nt < 6 || np < 6) return null;
   // Page keypoints in a coarse grid so candidates near an expected position are found quickly.
   const cell = Math.max(16, Math.round(long / 40));
@@ -58,13 +59,17 @@ export function register(tk: number[], pk: number[], prior: number, long: number
   }
   const reach = 0.15 * long;
   const similar = (i: number, j: number) => {
-    const tw = tk[4 * i + 2] * prior, th = tk[4 * i + 3] * prior, pw = pk[4 * j + 2], ph = pk[4 * j + 3];
+    const tw = tk[4 * i + 2] * prior,
+      th = tk[4 * i + 3] * prior,
+      pw = pk[4 * j + 2],
+      ph = pk[4 * j + 3];
     // A few degrees of rotation lengthens the short side of a long word by a few pixels.
     return Math.abs(tw - pw) <= 0.12 * tw + 0.06 * th + 2 && Math.abs(th - ph) <= 0.12 * th + 0.06 * tw + 2;
   };
   const cands: number[][] = [];
   for (let i = 0; i < nt; i++) {
-    const ex = tk[4 * i] * prior, ey = tk[4 * i + 1] * prior;
+    const ex = tk[4 * i] * prior,
+      ey = tk[4 * i + 1] * prior;
     const list: number[] = [];
     for (let gy = Math.floor((ey - reach) / cell); gy <= Math.floor((ey + reach) / cell); gy++) {
       for (let gx = Math.floor((ex - reach) / cell); gx <= Math.floor((ex + reach) / cell); gx++) {
@@ -85,10 +90,13 @@ export function register(tk: number[], pk: number[], prior: number, long: number
   const count = (t: Similarity, set: number[], limit: number) => {
     let n = 0;
     for (const i of set) {
-      const x = tk[4 * i], y = tk[4 * i + 1];
-      const px = t.a * x - t.b * y + t.tx, py = t.b * x + t.a * y + t.ty;
+      const x = tk[4 * i],
+        y = tk[4 * i + 1];
+      const px = t.a * x - t.b * y + t.tx,
+        py = t.b * x + t.a * y + t.ty;
       for (const j of cands[i]) {
-        const dx = pk[4 * j] - px, dy = pk[4 * j + 1] - py;
+        const dx = pk[4 * j] - px,
+          dy = pk[4 * j + 1] - py;
         if (dx * dx + dy * dy <= limit * limit) {
           n++;
           break;
@@ -105,22 +113,31 @@ export function register(tk: number[], pk: number[], prior: number, long: number
     return (state >>> 0) % n;
   };
   const minSpan = 0.12 * long;
-  let best: Similarity | null = null, bestScore = 0;
+  let best: Similarity | null = null,
+    bestScore = 0;
   for (let it = 0; it < 12000; it++) {
-    const i = distinctive[rand(distinctive.length)], k = distinctive[rand(distinctive.length)];
+    const i = distinctive[rand(distinctive.length)],
+      k = distinctive[rand(distinctive.length)];
     if (i === k) continue;
-    const x1 = tk[4 * i], y1 = tk[4 * i + 1], x2 = tk[4 * k], y2 = tk[4 * k + 1];
-    const dx = x2 - x1, dy = y2 - y1;
+    const x1 = tk[4 * i],
+      y1 = tk[4 * i + 1],
+      x2 = tk[4 * k],
+      y2 = tk[4 * k + 1];
+    const dx = x2 - x1,
+      dy = y2 - y1;
     const d = Math.hypot(dx, dy);
     if (d < minSpan) continue;
-    const j = cands[i][rand(cands[i].length)], l = cands[k][rand(cands[k].length)];
-    const ex = pk[4 * l] - pk[4 * j], ey = pk[4 * l + 1] - pk[4 * j + 1];
+    const j = cands[i][rand(cands[i].length)],
+      l = cands[k][rand(cands[k].length)];
+    const ex = pk[4 * l] - pk[4 * j],
+      ey = pk[4 * l + 1] - pk[4 * j + 1];
     const s = Math.hypot(ex, ey) / d;
     if (Math.abs(s / prior - 1) > 0.1) continue;
     const rot = Math.atan2(ey, ex) - Math.atan2(dy, dx);
     const ang = Math.atan2(Math.sin(rot), Math.cos(rot));
     if (Math.abs(ang) > (6 * Math.PI) / 180) continue;
-    const a = s * Math.cos(ang), b = s * Math.sin(ang);
+    const a = s * Math.cos(ang),
+      b = s * Math.sin(ang);
     const t = { a, b, tx: pk[4 * j] - (a * x1 - b * y1), ty: pk[4 * j + 1] - (b * x1 + a * y1) };
     const score = count(t, probe, tol);
     if (score > bestScore) {
@@ -147,9 +164,12 @@ export function register(tk: number[], pk: number[], prior: number, long: number
 function matchPairs(t: Similarity, tk: number[], pk: number[], set: number[], cands: number[][], limit: number): number[][] {
   const pairs: number[][] = [];
   for (const i of set) {
-    const x = tk[4 * i], y = tk[4 * i + 1];
-    const px = t.a * x - t.b * y + t.tx, py = t.b * x + t.a * y + t.ty;
-    let bestJ = -1, bestD = limit * limit;
+    const x = tk[4 * i],
+      y = tk[4 * i + 1];
+    const px = t.a * x - t.b * y + t.tx,
+      py = t.b * x + t.a * y + t.ty;
+    let bestJ = -1,
+      bestD = limit * limit;
     for (const j of cands[i]) {
       const d = (pk[4 * j] - px) ** 2 + (pk[4 * j + 1] - py) ** 2;
       if (d <= bestD) {
@@ -164,7 +184,10 @@ function matchPairs(t: Similarity, tk: number[], pk: number[], set: number[], ca
 
 /** Least-squares similarity from point pairs [x, y, x', y']. */
 function fitSimilarity(pairs: number[][]): Similarity {
-  let mx = 0, my = 0, mu = 0, mv = 0;
+  let mx = 0,
+    my = 0,
+    mu = 0,
+    mv = 0;
   for (const [x, y, u, v] of pairs) {
     mx += x;
     my += y;
@@ -176,13 +199,19 @@ function fitSimilarity(pairs: number[][]): Similarity {
   my /= n;
   mu /= n;
   mv /= n;
-  let sxx = 0, sab = 0, sba = 0;
+  let sxx = 0,
+    sab = 0,
+    sba = 0;
   for (const [x, y, u, v] of pairs) {
-    const X = x - mx, Y = y - my, U = u - mu, V = v - mv;
+    const X = x - mx,
+      Y = y - my,
+      U = u - mu,
+      V = v - mv;
     sxx += X * X + Y * Y;
     sab += X * U + Y * V;
     sba += X * V - Y * U;
   }
-  const a = sab / sxx, b = sba / sxx;
+  const a = sab / sxx,
+    b = sba / sxx;
   return { a, b, tx: mu - (a * mx - b * my), ty: mv - (b * mx + a * my) };
 }

@@ -75,7 +75,12 @@ export async function encodeGreyPng(r: Raster): Promise<Uint8Array> {
   v.setUint32(0, w);
   v.setUint32(4, h);
   ihdr.set([8, 0, 0, 0, 0], 8);
-  const parts = [new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), pngChunk("IHDR", ihdr), pngChunk("IDAT", idat), pngChunk("IEND", new Uint8Array(0))];
+  const parts = [
+    new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    pngChunk("IHDR", ihdr),
+    pngChunk("IDAT", idat),
+    pngChunk("IEND", new Uint8Array(0)),
+  ];
   return concatBytes(parts);
 }
 

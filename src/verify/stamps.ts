@@ -19,7 +19,8 @@ export function eraseRings(mask: Uint8Array, w: number, h: number, minR: number,
   if (maxR <= minR || w < 2 * minR || h < 2 * minR) return [];
   // Normals from a 5x5 box-smoothed mask: the binary edge alone points in one of only 8 directions.
   const smooth = boxBlur5(mask, w, h);
-  const aw = Math.ceil(w / 2), ah = Math.ceil(h / 2);
+  const aw = Math.ceil(w / 2),
+    ah = Math.ceil(h / 2);
   const acc = new Float32Array(aw * ah);
   const span = maxR - minR;
   for (let y = 2; y < h - 2; y++) {
@@ -28,14 +29,17 @@ export function eraseRings(mask: Uint8Array, w: number, h: number, minR: number,
       if (!mask[i]) continue;
       // Only boundary pixels vote.
       if (mask[i - 1] && mask[i + 1] && mask[i - w] && mask[i + w]) continue;
-      const gx = smooth[i + 1] - smooth[i - 1], gy = smooth[i + w] - smooth[i - w];
+      const gx = smooth[i + 1] - smooth[i - 1],
+        gy = smooth[i + w] - smooth[i - w];
       const g = Math.hypot(gx, gy);
       if (g < 2) continue;
-      const nx = gx / g, ny = gy / g;
+      const nx = gx / g,
+        ny = gy / g;
       // Both ways along the normal: the outer edge of a ring points in, its inner edge points out.
       for (let s = -1; s <= 1; s += 2) {
         for (let d = minR; d <= maxR; d += 1.5) {
-          const vx = (x + s * nx * d) / 2, vy = (y + s * ny * d) / 2;
+          const vx = (x + s * nx * d) / 2,
+            vy = (y + s * ny * d) / 2;
           if (vx < 0 || vy < 0 || vx >= aw || vy >= ah) break;
           acc[(vy | 0) * aw + (vx | 0)] += 1 / span;
         }
@@ -45,19 +49,26 @@ export function eraseRings(mask: Uint8Array, w: number, h: number, minR: number,
   const rings: Ring[] = [];
   // A ring of radius r has about 4 pi r boundary pixels, each casting one vote near the centre.
   for (let tries = 0; tries < 4; tries++) {
-    let best = -1, bestV = 0;
+    let best = -1,
+      bestV = 0;
     for (let k = 0; k < acc.length; k++) {
-      const v = acc[k] + (k > 0 ? acc[k - 1] : 0) + (k + 1 < acc.length ? acc[k + 1] : 0) + (k >= aw ? acc[k - aw] : 0) + (k + aw < acc.length ? acc[k + aw] : 0);
+      const v =
+        acc[k] +
+        (k > 0 ? acc[k - 1] : 0) +
+        (k + 1 < acc.length ? acc[k + 1] : 0) +
+        (k >= aw ? acc[k - aw] : 0) +
+        (k + aw < acc.length ? acc[k + aw] : 0);
       if (v > bestV) {
         bestV = v;
         best = k;
       }
     }
     if (best < 0 || bestV * span < 2 * Math.PI * minR) break;
-    const cx = (best % aw) * 2 + 1, cy = Math.floor(best / aw) * 2 + 1;
+    const cx = (best % aw) * 2 + 1,
+      cy = Math.floor(best / aw) * 2 + 1;
     // Clear the neighbourhood of this peak whatever it turns out to be.
     const clear = Math.ceil(minR / 2);
-    for (let yy = Math.max(0, (best / aw | 0) - clear); yy <= Math.min(ah - 1, (best / aw | 0) + clear); yy++) {
+    for (let yy = Math.max(0, ((best / aw) | 0) - clear); yy <= Math.min(ah - 1, ((best / aw) | 0) + clear); yy++) {
       for (let xx = Math.max(0, (best % aw) - clear); xx <= Math.min(aw - 1, (best % aw) + clear); xx++) acc[yy * aw + xx] = 0;
     }
     // Stamps often have two concentric rings: erase each one found and look again at the same centre.
@@ -72,8 +83,10 @@ export function eraseRings(mask: Uint8Array, w: number, h: number, minR: number,
 }
 
 export function erase(mask: Uint8Array, w: number, h: number, ring: Ring): void {
-  const x0 = Math.max(0, Math.floor(ring.cx - ring.r - ring.band)), x1 = Math.min(w - 1, Math.ceil(ring.cx + ring.r + ring.band));
-  const y0 = Math.max(0, Math.floor(ring.cy - ring.r - ring.band)), y1 = Math.min(h - 1, Math.ceil(ring.cy + ring.r + ring.band));
+  const x0 = Math.max(0, Math.floor(ring.cx - ring.r - ring.band)),
+    x1 = Math.min(w - 1, Math.ceil(ring.cx + ring.r + ring.band));
+  const y0 = Math.max(0, Math.floor(ring.cy - ring.r - ring.band)),
+    y1 = Math.min(h - 1, Math.ceil(ring.cy + ring.r + ring.band));
   for (let y = y0; y <= y1; y++) {
     for (let x = x0; x <= x1; x++) {
       if (Math.abs(Math.hypot(x + 0.5 - ring.cx, y + 0.5 - ring.cy) - ring.r) <= ring.band) mask[y * w + x] = 0;
@@ -87,9 +100,12 @@ export function erase(mask: Uint8Array, w: number, h: number, ring: Ring): void 
  */
 function measureRing(mask: Uint8Array, w: number, h: number, cx0: number, cy0: number, minR: number, maxR: number): Ring | null {
   // The ink near the candidate centre, gathered once for the centre offsets tried below.
-  const xs: number[] = [], ys: number[] = [];
-  const x0 = Math.max(0, Math.floor(cx0 - maxR - 5)), x1 = Math.min(w - 1, Math.ceil(cx0 + maxR + 5));
-  const y0 = Math.max(0, Math.floor(cy0 - maxR - 5)), y1 = Math.min(h - 1, Math.ceil(cy0 + maxR + 5));
+  const xs: number[] = [],
+    ys: number[] = [];
+  const x0 = Math.max(0, Math.floor(cx0 - maxR - 5)),
+    x1 = Math.min(w - 1, Math.ceil(cx0 + maxR + 5));
+  const y0 = Math.max(0, Math.floor(cy0 - maxR - 5)),
+    y1 = Math.min(h - 1, Math.ceil(cy0 + maxR + 5));
   for (let y = y0; y <= y1; y++) {
     for (let x = x0; x <= x1; x++) {
       if (mask[y * w + x]) {
@@ -98,7 +114,8 @@ function measureRing(mask: Uint8Array, w: number, h: number, cx0: number, cy0: n
       }
     }
   }
-  let best: Ring | null = null, bestScore = 0;
+  let best: Ring | null = null,
+    bestScore = 0;
   const hist = new Float32Array(maxR + 4);
   const tryCentre = (cx: number, cy: number) => {
     hist.fill(0);
@@ -124,11 +141,13 @@ function measureRing(mask: Uint8Array, w: number, h: number, cx0: number, cy0: n
   if (!found) return null;
   // Inked sectors within the band, and the band's width where the ink is.
   const sectors = new Uint16Array(36);
-  let inBand = 0, band = 1.5;
+  let inBand = 0,
+    band = 1.5;
   const { cx, cy, r } = found;
   const limit = Math.max(3, 0.08 * r);
   for (let k = 0; k < xs.length; k++) {
-    const dx = xs[k] - cx, dy = ys[k] - cy;
+    const dx = xs[k] - cx,
+      dy = ys[k] - cy;
     const off = Math.abs(Math.hypot(dx, dy) - r);
     if (off > limit) continue;
     inBand++;
@@ -147,7 +166,8 @@ function measureRing(mask: Uint8Array, w: number, h: number, cx0: number, cy0: n
 }
 
 function boxBlur5(mask: Uint8Array, w: number, h: number): Uint8Array {
-  const tmp = new Uint8Array(w * h), out = new Uint8Array(w * h);
+  const tmp = new Uint8Array(w * h),
+    out = new Uint8Array(w * h);
   for (let y = 0; y < h; y++) {
     const row = y * w;
     let acc = 0;

@@ -57,7 +57,8 @@ export function buildTemplate(blank: Raster, boxes: Box[]): TemplateModel {
   const page = { x: 0, y: 0, w: blank.width, h: blank.height };
   boxes = boxes.map((b, i) => {
     const c = clip(b, blank);
-    if (!c || c.w < 8 || c.h < 8) throw new RangeError(`boxes[${i}] does not cover at least 8x8 pixels of the ${blank.width}x${blank.height} blank page`);
+    if (!c || c.w < 8 || c.h < 8)
+      throw new RangeError(`boxes[${i}] does not cover at least 8x8 pixels of the ${blank.width}x${blank.height} blank page`);
     return c;
   });
   const m = inkMask(blank, page);
@@ -73,15 +74,29 @@ export function buildTemplate(blank: Raster, boxes: Box[]): TemplateModel {
     const z = zoneAround(b, m);
     return { ...z, bits: packBits(thick, m.w, z) };
   });
-  return { version: 1, width: blank.width, height: blank.height, boxes: boxes.map((b) => ({ ...b })), factor: m.factor, keypoints: kept, zones };
+  return {
+    version: 1,
+    width: blank.width,
+    height: blank.height,
+    boxes: boxes.map((b) => ({ ...b })),
+    factor: m.factor,
+    keypoints: kept,
+    zones,
+  };
 }
 
 /** Working-copy rectangle around a box: signers overflow boxes, more in height than in width. */
 function zoneAround(b: Box, m: InkMask): Box {
-  const x = b.x / m.factor, y = b.y / m.factor, w = b.w / m.factor, h = b.h / m.factor;
-  const mx = 0.1 * w + 4, my = 0.3 * h + 4;
-  const x0 = Math.max(0, Math.floor(x - mx)), y0 = Math.max(0, Math.floor(y - my));
-  const x1 = Math.min(m.w, Math.ceil(x + w + mx)), y1 = Math.min(m.h, Math.ceil(y + h + my));
+  const x = b.x / m.factor,
+    y = b.y / m.factor,
+    w = b.w / m.factor,
+    h = b.h / m.factor;
+  const mx = 0.1 * w + 4,
+    my = 0.3 * h + 4;
+  const x0 = Math.max(0, Math.floor(x - mx)),
+    y0 = Math.max(0, Math.floor(y - my));
+  const x1 = Math.min(m.w, Math.ceil(x + w + mx)),
+    y1 = Math.min(m.h, Math.ceil(y + h + my));
   return { x: x0, y: y0, w: Math.max(1, x1 - x0), h: Math.max(1, y1 - y0) };
 }
 
@@ -126,17 +141,24 @@ export function locateWithTemplate(page: Raster, template: TemplateModel, region
         const i = v * zone.w + u;
         if (blank[i]) continue;
         const x = zone.x + u + 0.5;
-        const px = Math.floor(t.a * x - t.b * y + t.tx), py = Math.floor(t.b * x + t.a * y + t.ty);
+        const px = Math.floor(t.a * x - t.b * y + t.tx),
+          py = Math.floor(t.b * x + t.a * y + t.ty);
         if (px < 0 || py < 0 || px >= m.w || py >= m.h) continue;
         if (!raw[py * m.w + px]) continue;
         const [lx, ly] = turn(level, px + 0.5, py + 0.5);
-        const qx = Math.floor(lx), qy = Math.floor(ly);
+        const qx = Math.floor(lx),
+          qy = Math.floor(ly);
         const label = qx >= 0 && qy >= 0 && qx < level.w && qy < level.h ? cls.labels[qy * level.w + qx] : 0;
         if (!excluded[label]) fresh[i] = 1;
       }
     }
     const tb = template.boxes[k];
-    const inZone = { x: tb.x / template.factor - zone.x, y: tb.y / template.factor - zone.y, w: tb.w / template.factor, h: tb.h / template.factor };
+    const inZone = {
+      x: tb.x / template.factor - zone.x,
+      y: tb.y / template.factor - zone.y,
+      w: tb.w / template.factor,
+      h: tb.h / template.factor,
+    };
     const found = newInk(fresh, zone.w, zone.h, inZone);
     if (!found) return;
     // Box corners from the zone frame, through the transform, to page pixels.
@@ -146,11 +168,14 @@ export function locateWithTemplate(page: Raster, template: TemplateModel, region
       [found.box.x, found.box.y + found.box.h],
       [found.box.x + found.box.w, found.box.y + found.box.h],
     ].map(([u, v]) => {
-      const x = zone.x + u, y = zone.y + v;
+      const x = zone.x + u,
+        y = zone.y + v;
       return [(t.a * x - t.b * y + t.tx) * factor, (t.b * x + t.a * y + t.ty) * factor];
     });
-    const xs = corners.map((c) => c[0]), ys = corners.map((c) => c[1]);
-    const x0 = Math.min(...xs), y0 = Math.min(...ys);
+    const xs = corners.map((c) => c[0]),
+      ys = corners.map((c) => c[1]);
+    const x0 = Math.min(...xs),
+      y0 = Math.min(...ys);
     const box = clip({ x: x0 - 1, y: y0 - 1, w: Math.max(...xs) - x0 + 2, h: Math.max(...ys) - y0 + 2 }, page);
     if (!box) return;
     const inRegion = clip(intersect(box, region), page);
@@ -168,7 +193,8 @@ function newInk(fresh: Uint8Array, w: number, h: number, box: Box): Found | null
   const { components } = labelComponents(fresh, w, h, 4);
   // Residue of the blank's rules and print where registration is a pixel off: thin slivers and specks.
   const pieces = components.filter((c) => {
-    const thin = Math.min(c.w, c.h), len = Math.max(c.w, c.h);
+    const thin = Math.min(c.w, c.h),
+      len = Math.max(c.w, c.h);
     return !(thin <= 2 && len >= 6 * thin) && c.area >= 8;
   });
   const meets = (c: { x: number; y: number; w: number; h: number }, b: Box, mx: number, my: number) =>
@@ -192,8 +218,10 @@ function newInk(fresh: Uint8Array, w: number, h: number, box: Box): Found | null
 }
 
 function intersect(a: Box, b: Box): Box {
-  const x0 = Math.max(a.x, b.x), y0 = Math.max(a.y, b.y);
-  const x1 = Math.min(a.x + a.w, b.x + b.w), y1 = Math.min(a.y + a.h, b.y + b.h);
+  const x0 = Math.max(a.x, b.x),
+    y0 = Math.max(a.y, b.y);
+  const x1 = Math.min(a.x + a.w, b.x + b.w),
+    y1 = Math.min(a.y + a.h, b.y + b.h);
   return { x: x0, y: y0, w: Math.max(0, x1 - x0), h: Math.max(0, y1 - y0) };
 }
 
@@ -210,14 +238,40 @@ export function median3(r: Raster): Raster {
     }
   };
   for (let y = 0; y < h; y++) {
-    const up = (y > 0 ? y - 1 : y) * w, mid = y * w, down = (y < h - 1 ? y + 1 : y) * w;
+    const up = (y > 0 ? y - 1 : y) * w,
+      mid = y * w,
+      down = (y < h - 1 ? y + 1 : y) * w;
     for (let x = 0; x < w; x++) {
-      const l = x > 0 ? x - 1 : x, rr = x < w - 1 ? x + 1 : x;
-      v[0] = d[up + l]; v[1] = d[up + x]; v[2] = d[up + rr];
-      v[3] = d[mid + l]; v[4] = d[mid + x]; v[5] = d[mid + rr];
-      v[6] = d[down + l]; v[7] = d[down + x]; v[8] = d[down + rr];
-      swap(1, 2); swap(4, 5); swap(7, 8); swap(0, 1); swap(3, 4); swap(6, 7); swap(1, 2); swap(4, 5); swap(7, 8);
-      swap(0, 3); swap(5, 8); swap(4, 7); swap(3, 6); swap(1, 4); swap(2, 5); swap(4, 7); swap(4, 2); swap(6, 4); swap(4, 2);
+      const l = x > 0 ? x - 1 : x,
+        rr = x < w - 1 ? x + 1 : x;
+      v[0] = d[up + l];
+      v[1] = d[up + x];
+      v[2] = d[up + rr];
+      v[3] = d[mid + l];
+      v[4] = d[mid + x];
+      v[5] = d[mid + rr];
+      v[6] = d[down + l];
+      v[7] = d[down + x];
+      v[8] = d[down + rr];
+      swap(1, 2);
+      swap(4, 5);
+      swap(7, 8);
+      swap(0, 1);
+      swap(3, 4);
+      swap(6, 7);
+      swap(1, 2);
+      swap(4, 5);
+      swap(7, 8);
+      swap(0, 3);
+      swap(5, 8);
+      swap(4, 7);
+      swap(3, 6);
+      swap(1, 4);
+      swap(2, 5);
+      swap(4, 7);
+      swap(4, 2);
+      swap(6, 4);
+      swap(4, 2);
       out[mid + x] = v[4];
     }
   }
@@ -226,7 +280,8 @@ export function median3(r: Raster): Raster {
 
 /** Square dilation of a 0/1 mask by r pixels (separable running max over runs). */
 function dilate(mask: Uint8Array, w: number, h: number, r: number): Uint8Array {
-  const tmp = new Uint8Array(mask.length), out = new Uint8Array(mask.length);
+  const tmp = new Uint8Array(mask.length),
+    out = new Uint8Array(mask.length);
   for (let y = 0; y < h; y++) {
     let last = -Infinity;
     const row = y * w;

@@ -38,7 +38,8 @@ export function versionProblem(version: string, now: Date = new Date(), registry
   }
   const status = versionStatus(version, now, registry);
   if (!status) return `Service-Version ${version} is not a known version; the latest version is ${latestVersion(registry)}.`;
-  if (status.status === "sunset") return `Service-Version ${version} was sunset on ${status.sunset}; the latest version is ${latestVersion(registry)}.`;
+  if (status.status === "sunset")
+    return `Service-Version ${version} was sunset on ${status.sunset}; the latest version is ${latestVersion(registry)}.`;
   return null;
 }
 

@@ -10,12 +10,18 @@ function apply(body: unknown, changes: { down(body: unknown): unknown }[]): unkn
  * with the organisation's pinned version.
  */
 export function renderForVersion(resourceType: string, body: unknown, version: string, registry: VersionRegistry = REGISTRY): unknown {
-  return apply(body, changesSince(version, registry, (c) => c.resources?.includes(resourceType) ?? false));
+  return apply(
+    body,
+    changesSince(version, registry, (c) => c.resources?.includes(resourceType) ?? false),
+  );
 }
 
 /** Renders a route's response body (route as `METHOD /path/:param`) in an older version. */
 export function renderRouteForVersion(route: string, body: unknown, version: string, registry: VersionRegistry = REGISTRY): unknown {
-  return apply(body, changesSince(version, registry, (c) => c.routes?.includes(route) ?? false));
+  return apply(
+    body,
+    changesSince(version, registry, (c) => c.routes?.includes(route) ?? false),
+  );
 }
 
 /** True when a route's responses differ in `version` (so the body must be read and rewritten). */

@@ -46,7 +46,10 @@ async function json<T>(res: Response, status: number): Promise<T> {
 }
 
 async function mintSessionLink(subject: string): Promise<string> {
-  const s = await json<{ capture_url: string }>(await call("POST", "/sig/sessions", { key: apiKey, json: { subject_reference: subject } }), 201);
+  const s = await json<{ capture_url: string }>(
+    await call("POST", "/sig/sessions", { key: apiKey, json: { subject_reference: subject } }),
+    201,
+  );
   return s.capture_url;
 }
 
@@ -60,14 +63,27 @@ beforeAll(async () => {
   scratch = mkdtempSync(path.join(tmpdir(), "countersign-camera-"));
   worker = await startLocalWorker();
   const op = worker.operatorToken;
-  const org = await json<{ org_id: string }>(await call("POST", "/platform/orgs", { key: op, json: { name: "Browser test", region: "us", billing: "active" } }), 201);
+  const org = await json<{ org_id: string }>(
+    await call("POST", "/platform/orgs", { key: op, json: { name: "Browser test", region: "us", billing: "active" } }),
+    201,
+  );
   const minted = await json<{ key: string }>(
-    await call("POST", `/platform/orgs/${org.org_id}/keys`, { key: op, json: { permissions: ["sig:checks:create", "sig:checks:read", "sig:references:write"] } }),
+    await call("POST", `/platform/orgs/${org.org_id}/keys`, {
+      key: op,
+      json: { permissions: ["sig:checks:create", "sig:checks:read", "sig:references:write"] },
+    }),
     201,
   );
   apiKey = minted.key;
   const refs = new FormData();
-  for (let i = 0; i < 3; i++) refs.append(`r${i}`, new Blob([encodePng(renderSignature(makeWriter(WRITER), { variant: i, height: 200 })) as Uint8Array<ArrayBuffer>], { type: "image/png" }), `r${i}.png`);
+  for (let i = 0; i < 3; i++)
+    refs.append(
+      `r${i}`,
+      new Blob([encodePng(renderSignature(makeWriter(WRITER), { variant: i, height: 200 })) as Uint8Array<ArrayBuffer>], {
+        type: "image/png",
+      }),
+      `r${i}.png`,
+    );
   await json(await call("PUT", "/sig/subjects/alice/references", { key: apiKey, body: refs }), 200);
 });
 

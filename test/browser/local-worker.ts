@@ -47,7 +47,18 @@ export async function startLocalWorker(vars: Record<string, string> = {}): Promi
   const port = await freePort();
   const inspector = await freePort();
   const operatorToken = `op_browser_${Math.random().toString(36).slice(2)}`;
-  const args = ["dev", "--port", String(port), "--ip", "127.0.0.1", "--inspector-port", String(inspector), "--persist-to", state, "--show-interactive-dev-session=false"];
+  const args = [
+    "dev",
+    "--port",
+    String(port),
+    "--ip",
+    "127.0.0.1",
+    "--inspector-port",
+    String(inspector),
+    "--persist-to",
+    state,
+    "--show-interactive-dev-session=false",
+  ];
   for (const [k, v] of Object.entries({ OPERATOR_TOKEN: operatorToken, ...vars })) args.push("--var", `${k}:${v}`);
   // Its own process group, so stopping it ends workerd too.
   const child: ChildProcess = spawn(WRANGLER, args, { cwd: ROOT, env: quietEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });

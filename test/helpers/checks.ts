@@ -54,11 +54,16 @@ export async function enrolWriter(key: string, subject: string, writer: number, 
 export function checkForm(request: unknown, files: Record<string, Uint8Array>): FormData {
   const form = new FormData();
   form.append("request", JSON.stringify(request));
-  for (const [name, bytes] of Object.entries(files)) form.append(name, new Blob([bytes], { type: "application/octet-stream" }), `${name}.png`);
+  for (const [name, bytes] of Object.entries(files))
+    form.append(name, new Blob([bytes], { type: "application/octet-stream" }), `${name}.png`);
   return form;
 }
 
-export function postCheck(key: string, body: FormData | object, opts: { idem?: string; accept?: string; headers?: Record<string, string> } = {}): Promise<Response> {
+export function postCheck(
+  key: string,
+  body: FormData | object,
+  opts: { idem?: string; accept?: string; headers?: Record<string, string> } = {},
+): Promise<Response> {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   headers["Idempotency-Key"] = opts.idem ?? `k-${crypto.randomUUID()}`;
   if (opts.accept) headers.Accept = opts.accept;

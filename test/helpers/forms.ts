@@ -17,7 +17,11 @@ export function blankFormPng(): Uint8Array {
  * the photo (the photo keeps the page's size, so the ink box moves only by the small rotation).
  */
 export function photographedForm(writer: number, box: number, variant = 3): { png: Uint8Array; inkBox: Box } {
-  const filled = renderForm({ signatures: [{ writer: makeWriter(writer), variant, box: FORM_BOXES[box] }], boxes: FORM_BOXES, seed: FORM_SEED });
+  const filled = renderForm({
+    signatures: [{ writer: makeWriter(writer), variant, box: FORM_BOXES[box] }],
+    boxes: FORM_BOXES,
+    seed: FORM_SEED,
+  });
   const photo = photoOf(filled.raster, { seed: 5, rotation: 2 });
   return { png: encodePng(photo), inkBox: filled.signatures[0].inkBox };
 }

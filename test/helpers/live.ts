@@ -29,7 +29,14 @@ export async function openLive(opts: { key?: string; protocols?: string; base?: 
   if (opts.protocols) headers["Sec-WebSocket-Protocol"] = opts.protocols;
   const response = await api("/sig/live", { key: opts.key, headers, base: opts.base ?? BASE });
   const ws = response.webSocket;
-  if (!ws) return { ws: null as never, response, next: () => Promise.reject(new Error(`no socket: ${response.status}`)), closed: new Promise(() => {}), send() {} };
+  if (!ws)
+    return {
+      ws: null as never,
+      response,
+      next: () => Promise.reject(new Error(`no socket: ${response.status}`)),
+      closed: new Promise(() => {}),
+      send() {},
+    };
   ws.accept();
   const inbox: LiveMessage[] = [];
   const waiting: ((m: LiveMessage) => void)[] = [];

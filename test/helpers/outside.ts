@@ -95,7 +95,10 @@ export interface ReceivedWebhook {
 }
 
 /** Makes `path` a webhook receiver on the outside server (verifying with the standardwebhooks library). */
-export async function registerReceiver(path: string, opts: { secrets: string[]; statuses?: number[]; body?: string; delay_ms?: number }): Promise<void> {
+export async function registerReceiver(
+  path: string,
+  opts: { secrets: string[]; statuses?: number[]; body?: string; delay_ms?: number },
+): Promise<void> {
   await control("POST", "/__webhooks/register", { path, ...opts });
 }
 

@@ -49,7 +49,14 @@ export const workerTransport = {
     res.headers.forEach((v, k) => {
       out[k] = v;
     });
-    return { response: { statusCode: res.status, reason: res.statusText, headers: out, body: res.body ?? new ReadableStream({ start: (c) => c.close() }) } };
+    return {
+      response: {
+        statusCode: res.status,
+        reason: res.statusText,
+        headers: out,
+        body: res.body ?? new ReadableStream({ start: (c) => c.close() }),
+      },
+    };
   },
   updateHttpClientConfig() {},
   httpHandlerConfigs() {

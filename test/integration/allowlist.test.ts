@@ -20,9 +20,23 @@ describe("allowlist entries at organisation creation", () => {
   });
 
   it("refuses loopback, private, link-local and metadata addresses in any spelling, naming the entry", async () => {
-    const refused = ["localhost", "169.254.169.254", "0x7f.1", "2130706433", "127.0.0.1:8080", "10.0.0.5", "[::1]", "[::ffff:127.0.0.1]", "metadata.google.internal", "*.com"];
+    const refused = [
+      "localhost",
+      "169.254.169.254",
+      "0x7f.1",
+      "2130706433",
+      "127.0.0.1:8080",
+      "10.0.0.5",
+      "[::1]",
+      "[::ffff:127.0.0.1]",
+      "metadata.google.internal",
+      "*.com",
+    ];
     for (const entry of refused) {
-      const res = await op("/platform/orgs", { method: "POST", json: { name: "x", region: "us", allow_hosts: ["docs.example.com", entry] } });
+      const res = await op("/platform/orgs", {
+        method: "POST",
+        json: { name: "x", region: "us", allow_hosts: ["docs.example.com", entry] },
+      });
       const problem = await expectProblem(res, 400, "invalid_request");
       expect(problem.errors[0].field, entry).toBe("body.allow_hosts.1");
       expect(problem.errors[0].message, entry).toContain(entry);
@@ -37,7 +51,11 @@ describe("what a fetch names when it is refused or fails", () => {
   });
 
   const enrolByUrl = (url: string) =>
-    api(`/sig/subjects/s-${crypto.randomUUID().slice(0, 8)}/references`, { method: "PUT", key: org.apiKey, json: { references: [{ ref_id: "u1", url }] } });
+    api(`/sig/subjects/s-${crypto.randomUUID().slice(0, 8)}/references`, {
+      method: "PUT",
+      key: org.apiKey,
+      json: { references: [{ ref_id: "u1", url }] },
+    });
   const checkByUrl = (url: string) => postCheck(org.apiKey, { items: [{ file: { url }, subject_reference: "nobody" }] });
 
   for (const [target, scheme] of [

@@ -72,7 +72,9 @@ describe("API key authentication", () => {
     const other = await mintKey(org.orgId, ["org:read"]);
     expect((await api("/platform/me", { key: other.apiKey })).status).toBe(200);
     // Expiry is chosen at minting (only future times are accepted); age the key by moving its expiry back.
-    await env.DIRECTORY.prepare("UPDATE api_keys SET expires_at = ? WHERE id = ?").bind(new Date(Date.now() - 1000).toISOString(), other.keyId).run();
+    await env.DIRECTORY.prepare("UPDATE api_keys SET expires_at = ? WHERE id = ?")
+      .bind(new Date(Date.now() - 1000).toISOString(), other.keyId)
+      .run();
     await expectUnauthorized(await api("/platform/me", { key: other.apiKey }), /expired/);
   });
 

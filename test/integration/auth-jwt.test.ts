@@ -51,19 +51,30 @@ describe("dashboard JWTs (RS256 against the JWKS served by a local HTTP server)"
   });
 
   it("401 for an expired token", async () => {
-    await expectUnauthorized(await api("/platform/me", { key: await dashboardToken({ orgId, permissions: ["org:read"], expiresIn: -120 }) }), /expired/);
+    await expectUnauthorized(
+      await api("/platform/me", { key: await dashboardToken({ orgId, permissions: ["org:read"], expiresIn: -120 }) }),
+      /expired/,
+    );
   });
 
   it("401 for a wrong audience (and a wrong client_id)", async () => {
-    await expectUnauthorized(await api("/platform/me", { key: await dashboardToken({ orgId, permissions: ["org:read"], audience: "someone-else" }) }), /audience/);
     await expectUnauthorized(
-      await api("/platform/me", { key: await dashboardToken({ orgId, permissions: ["org:read"], audience: null, clientId: "other-client" }) }),
+      await api("/platform/me", { key: await dashboardToken({ orgId, permissions: ["org:read"], audience: "someone-else" }) }),
+      /audience/,
+    );
+    await expectUnauthorized(
+      await api("/platform/me", {
+        key: await dashboardToken({ orgId, permissions: ["org:read"], audience: null, clientId: "other-client" }),
+      }),
       /audience/,
     );
   });
 
   it("401 for a wrong issuer", async () => {
-    await expectUnauthorized(await api("/platform/me", { key: await dashboardToken({ orgId, permissions: ["org:read"], issuer: "https://evil.example/" }) }), /invalid/);
+    await expectUnauthorized(
+      await api("/platform/me", { key: await dashboardToken({ orgId, permissions: ["org:read"], issuer: "https://evil.example/" }) }),
+      /invalid/,
+    );
   });
 
   it("401 for a token over 8192 bytes, even if correctly signed", async () => {
@@ -86,7 +97,16 @@ describe("dashboard JWTs (RS256 against the JWKS served by a local HTTP server)"
   it("401 for a tampered payload", async () => {
     const token = await dashboardToken({ orgId, permissions: ["org:read"] });
     const [h, , s] = token.split(".");
-    const forged = btoa(JSON.stringify({ sub: "mallory", org_id: orgId, permissions: ["org:read", "org:children:access"], iss: env.JWT_ISSUER, aud: env.JWT_AUDIENCE, exp: 9999999999 }))
+    const forged = btoa(
+      JSON.stringify({
+        sub: "mallory",
+        org_id: orgId,
+        permissions: ["org:read", "org:children:access"],
+        iss: env.JWT_ISSUER,
+        aud: env.JWT_AUDIENCE,
+        exp: 9999999999,
+      }),
+    )
       .replace(/=+$/, "")
       .replace(/\+/g, "-")
       .replace(/\//g, "_");
@@ -110,7 +130,9 @@ describe("dashboard JWTs (RS256 against the JWKS served by a local HTTP server)"
   });
 
   it("403 tenant_not_provisioned for an org_id that is not a tenant", async () => {
-    const res = await api("/platform/me", { key: await dashboardToken({ orgId: "org_01JD0000000000000000000000", permissions: ["org:read"] }) });
+    const res = await api("/platform/me", {
+      key: await dashboardToken({ orgId: "org_01JD0000000000000000000000", permissions: ["org:read"] }),
+    });
     expect(res.status).toBe(403);
     expect((await problem(res)).code).toBe("tenant_not_provisioned");
   });
@@ -130,7 +152,9 @@ describe("dashboard JWTs (RS256 against the JWKS served by a local HTTP server)"
     const res = await api("/platform/org", { method: "PATCH", key: token, json: { learning: false, inbox_ttl: 3600 } });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ org_id: orgId, learning: false, inbox_ttl: 3600 });
-    const row = await env.DB_US.prepare("SELECT actor, action FROM audit_log WHERE org_id = ? AND action = 'org.update'").bind(orgId).first();
+    const row = await env.DB_US.prepare("SELECT actor, action FROM audit_log WHERE org_id = ? AND action = 'org.update'")
+      .bind(orgId)
+      .first();
     expect(row).toEqual({ actor: "user:bob", action: "org.update" });
   });
 });

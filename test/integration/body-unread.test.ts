@@ -30,7 +30,11 @@ async function goodRequests(key: string): Promise<void> {
   expect(await health.json()).toEqual({ status: "ok" });
   const list = await api("/sig/policies", { key });
   expect(list.status).toBe(200);
-  const put = await api(`/sig/policies/p-${crypto.randomUUID().slice(0, 8)}`, { method: "PUT", key, json: { thresholds: { accept: 0.8 } } });
+  const put = await api(`/sig/policies/p-${crypto.randomUUID().slice(0, 8)}`, {
+    method: "PUT",
+    key,
+    json: { thresholds: { accept: 0.8 } },
+  });
   expect([200, 201, 400]).toContain(put.status);
   expect(put.headers.get("Content-Type")).toContain("json");
 }
@@ -50,11 +54,30 @@ describe("bad uploads in a row, then good requests (through the Worker)", () => 
       ["413 declared", () => api("/sig/policies/p", { method: "PUT", key: apiKey, json: JSON.parse(jsonPad()) }), 413, "too_large"],
       [
         "413 streamed",
-        () => api("/sig/policies/p", { method: "PUT", key: apiKey, headers: { "Content-Type": "application/json" }, body: new Blob([jsonPad()]).stream(), duplex: "half" } as never),
+        () =>
+          api("/sig/policies/p", {
+            method: "PUT",
+            key: apiKey,
+            headers: { "Content-Type": "application/json" },
+            body: new Blob([jsonPad()]).stream(),
+            duplex: "half",
+          } as never),
         413,
         "too_large",
       ],
-      ["415", () => api("/sig/checks", { method: "POST", key: apiKey, headers: { "Content-Type": "text/plain", "Idempotency-Key": "k1" }, body: streamed(), duplex: "half" } as never), 415, "unsupported_media_type"],
+      [
+        "415",
+        () =>
+          api("/sig/checks", {
+            method: "POST",
+            key: apiKey,
+            headers: { "Content-Type": "text/plain", "Idempotency-Key": "k1" },
+            body: streamed(),
+            duplex: "half",
+          } as never),
+        415,
+        "unsupported_media_type",
+      ],
     ];
     for (let round = 0; round < 2; round++) {
       for (const [name, send, status, code] of bad) {

@@ -111,7 +111,10 @@ describe("bucket keys", () => {
   it("takes no body but {}, needs no Idempotency-Key, and answers 402 while billing is inactive", async () => {
     const o = await createOrg();
     expect((await api("/sig/bucket-keys", { method: "POST", key: o.apiKey, json: { name: "x" } })).status).toBe(400);
-    await expectProblem(await api("/sig/bucket-keys", { method: "POST", key: o.apiKey, body: "x", headers: { "Content-Type": "text/plain" } }), 415);
+    await expectProblem(
+      await api("/sig/bucket-keys", { method: "POST", key: o.apiKey, body: "x", headers: { "Content-Type": "text/plain" } }),
+      415,
+    );
     const unpaid = await createOrg({ billing: "inactive" });
     await expectProblem(await api("/sig/bucket-keys", { method: "POST", key: unpaid.apiKey }), 402, "billing_required");
     expect((await api("/sig/bucket-keys", { key: unpaid.apiKey })).status).toBe(200);
@@ -123,9 +126,20 @@ describe("bucket keys", () => {
 describe("bucket drops through the S3 endpoint", () => {
   it("uploads a batch with the AWS SDK and reads its summary.json back: one check job with source bucket", async () => {
     const folder = `${key.prefix}batches/b-1/`;
-    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}same.png`, Body: signaturePng(WRITER, 5), ContentType: "image/png" }));
-    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}other.png`, Body: signaturePng(77, 1), ContentType: "image/png" }));
-    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}notes.txt`, Body: new TextEncoder().encode("not a document"), ContentType: "text/plain" }));
+    await s3.send(
+      new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}same.png`, Body: signaturePng(WRITER, 5), ContentType: "image/png" }),
+    );
+    await s3.send(
+      new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}other.png`, Body: signaturePng(77, 1), ContentType: "image/png" }),
+    );
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: key.bucket,
+        Key: `${folder}notes.txt`,
+        Body: new TextEncoder().encode("not a document"),
+        ContentType: "text/plain",
+      }),
+    );
     const manifest = {
       policy: "default",
       metadata: { batch: "b-1" },
@@ -136,7 +150,9 @@ describe("bucket drops through the S3 endpoint", () => {
         { file: "notes.txt", reference: "loan-3" },
       ],
     };
-    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}manifest.json`, Body: json(manifest), ContentType: "application/json" }));
+    await s3.send(
+      new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}manifest.json`, Body: json(manifest), ContentType: "application/json" }),
+    );
 
     const summary = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary;
     expect(summary).toMatchObject({ source: "bucket", status: "completed", error: null, counts: { items: 3, decided: 2, errors: 1 } });
@@ -150,15 +166,27 @@ describe("bucket drops through the S3 endpoint", () => {
     expect(summary.items[2]).toMatchObject({ decision: null, item_index: null, errors: [{ code: "unsupported_format" }] });
     expect(summary.items[2].errors[0].detail).toMatch(/notes\.txt/);
 
-    const jobs = (await (await api("/sig/checks?source=bucket", { key: org.apiKey })).json()) as { jobs: { job_id: string; source: string; status: string }[] };
+    const jobs = (await (await api("/sig/checks?source=bucket", { key: org.apiKey })).json()) as {
+      jobs: { job_id: string; source: string; status: string }[];
+    };
     expect(jobs.jobs).toContainEqual(expect.objectContaining({ job_id: summary.job_id, source: "bucket", status: "completed" }));
     const apiJobs = (await (await api("/sig/checks?source=api", { key: org.apiKey })).json()) as { jobs: { job_id: string }[] };
     expect(apiJobs.jobs.map((j) => j.job_id)).not.toContain(summary.job_id);
-    const job = (await (await api(`/sig/checks/${summary.job_id}`, { key: org.apiKey })).json()) as { source: string; item_count: number; metadata: unknown };
+    const job = (await (await api(`/sig/checks/${summary.job_id}`, { key: org.apiKey })).json()) as {
+      source: string;
+      item_count: number;
+      metadata: unknown;
+    };
     expect(job).toMatchObject({ source: "bucket", item_count: 2, metadata: { batch: "b-1" } });
 
     const listed = await s3.send(new ListObjectsV2Command({ Bucket: key.bucket, Prefix: folder }));
-    expect(listed.Contents?.map((c) => c.Key?.slice(folder.length)).sort()).toEqual(["manifest.json", "notes.txt", "other.png", "same.png", "summary.json"]);
+    expect(listed.Contents?.map((c) => c.Key?.slice(folder.length)).sort()).toEqual([
+      "manifest.json",
+      "notes.txt",
+      "other.png",
+      "same.png",
+      "summary.json",
+    ]);
     const head = await s3.send(new HeadObjectCommand({ Bucket: key.bucket, Key: `${folder}same.png` }));
     expect(head.ContentLength).toBe(signaturePng(WRITER, 5).byteLength);
   });
@@ -168,9 +196,22 @@ describe("bucket drops through the S3 endpoint", () => {
     const s3 = s3Client(key.access_key_id, key.secret_access_key, key.endpoint_url);
     const objectKey = `${key.prefix}inbox/alice/scan-7.png`;
     const created = await s3.send(new CreateMultipartUploadCommand({ Bucket: key.bucket, Key: objectKey, ContentType: "image/png" }));
-    const part = await s3.send(new UploadPartCommand({ Bucket: key.bucket, Key: objectKey, UploadId: created.UploadId, PartNumber: 1, Body: signaturePng(WRITER, 6) }));
+    const part = await s3.send(
+      new UploadPartCommand({
+        Bucket: key.bucket,
+        Key: objectKey,
+        UploadId: created.UploadId,
+        PartNumber: 1,
+        Body: signaturePng(WRITER, 6),
+      }),
+    );
     await s3.send(
-      new CompleteMultipartUploadCommand({ Bucket: key.bucket, Key: objectKey, UploadId: created.UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] } }),
+      new CompleteMultipartUploadCommand({
+        Bucket: key.bucket,
+        Key: objectKey,
+        UploadId: created.UploadId,
+        MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] },
+      }),
     );
     const summary = JSON.parse(await waitForObject(s3, key.bucket, `${objectKey}.summary.json`)) as Summary;
     expect(summary.status).toBe("completed");
@@ -200,32 +241,58 @@ describe("bucket drops through the S3 endpoint", () => {
 
   it("refuses a wrong secret, a revoked key and another tenant's prefix with S3 errors", async () => {
     const wrong = s3Client(key.access_key_id, `${key.secret_access_key.slice(0, -1)}x`);
-    expect(await s3Error(wrong.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${key.prefix}x.png`, Body: new Uint8Array([1]) })))).toEqual({
+    expect(
+      await s3Error(wrong.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${key.prefix}x.png`, Body: new Uint8Array([1]) }))),
+    ).toEqual({
       name: "SignatureDoesNotMatch",
       status: 403,
     });
-    expect(await s3Error(s3Client("CSUAAAAAAAAAAAAAAAAA", key.secret_access_key).send(new HeadObjectCommand({ Bucket: key.bucket, Key: `${key.prefix}x` })))).toMatchObject({ status: 403 });
+    expect(
+      await s3Error(
+        s3Client("CSUAAAAAAAAAAAAAAAAA", key.secret_access_key).send(new HeadObjectCommand({ Bucket: key.bucket, Key: `${key.prefix}x` })),
+      ),
+    ).toMatchObject({ status: 403 });
 
     const other = await createOrg();
     const otherKey = await issueBucketKey(other.apiKey);
     const otherS3 = s3Client(otherKey.access_key_id, otherKey.secret_access_key);
-    expect(await s3Error(otherS3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${key.prefix}batches/evil/manifest.json`, Body: json({}) })))).toEqual({
+    expect(
+      await s3Error(
+        otherS3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${key.prefix}batches/evil/manifest.json`, Body: json({}) })),
+      ),
+    ).toEqual({
       name: "AccessDenied",
       status: 403,
     });
-    expect(await s3Error(otherS3.send(new GetObjectCommand({ Bucket: key.bucket, Key: `${key.prefix}batches/b-1/summary.json` })))).toEqual({ name: "AccessDenied", status: 403 });
-    expect(await s3Error(otherS3.send(new ListObjectsV2Command({ Bucket: key.bucket, Prefix: "orgs/" })))).toEqual({ name: "AccessDenied", status: 403 });
-    expect(await s3Error(s3.send(new GetObjectCommand({ Bucket: key.bucket, Key: `${key.prefix}nothing-here` })))).toEqual({ name: "NoSuchKey", status: 404 });
+    expect(await s3Error(otherS3.send(new GetObjectCommand({ Bucket: key.bucket, Key: `${key.prefix}batches/b-1/summary.json` })))).toEqual(
+      { name: "AccessDenied", status: 403 },
+    );
+    expect(await s3Error(otherS3.send(new ListObjectsV2Command({ Bucket: key.bucket, Prefix: "orgs/" })))).toEqual({
+      name: "AccessDenied",
+      status: 403,
+    });
+    expect(await s3Error(s3.send(new GetObjectCommand({ Bucket: key.bucket, Key: `${key.prefix}nothing-here` })))).toEqual({
+      name: "NoSuchKey",
+      status: 404,
+    });
 
     expect((await api(`/sig/bucket-keys/${otherKey.access_key_id}`, { method: "DELETE", key: other.apiKey })).status).toBe(204);
-    expect(await s3Error(otherS3.send(new PutObjectCommand({ Bucket: otherKey.bucket, Key: `${otherKey.prefix}x.png`, Body: new Uint8Array([1]) })))).toEqual({
+    expect(
+      await s3Error(
+        otherS3.send(new PutObjectCommand({ Bucket: otherKey.bucket, Key: `${otherKey.prefix}x.png`, Body: new Uint8Array([1]) })),
+      ),
+    ).toEqual({
       name: "InvalidAccessKeyId",
       status: 403,
     });
   });
 
   it("answers S3 XML errors to unsigned requests", async () => {
-    const res = await worker.fetch(new Request(`https://api.countersign.localhost/s3/${key.bucket}/${key.prefix}x`), env, createExecutionContext());
+    const res = await worker.fetch(
+      new Request(`https://api.countersign.localhost/s3/${key.bucket}/${key.prefix}x`),
+      env,
+      createExecutionContext(),
+    );
     expect(res.status).toBe(403);
     expect(res.headers.get("Content-Type")).toBe("application/xml");
     expect(await res.text()).toMatch(/<Code>AccessDenied<\/Code>/);
@@ -242,11 +309,19 @@ describe("bucket drops through the S3 endpoint", () => {
       const client = s3Client(k.access_key_id, k.secret_access_key);
       const folder = `${k.prefix}batches/r-1/`;
       await client.send(new PutObjectCommand({ Bucket: k.bucket, Key: `${folder}a.png`, Body: signaturePng(WRITER, 2) }));
-      await client.send(new PutObjectCommand({ Bucket: k.bucket, Key: `${folder}manifest.json`, Body: json({ items: [{ file: "a.png", subject_reference: "alice" }] }) }));
+      await client.send(
+        new PutObjectCommand({
+          Bucket: k.bucket,
+          Key: `${folder}manifest.json`,
+          Body: json({ items: [{ file: "a.png", subject_reference: "alice" }] }),
+        }),
+      );
       const summary = JSON.parse(await waitForObject(client, k.bucket, `${folder}summary.json`)) as Summary;
       expect(summary, code).toMatchObject({ status: "rejected", error: { code } });
       expect(summary.items[0]).toMatchObject({ decision: null, errors: [{ code }] });
-      const jobs = (await (await api("/sig/checks?source=bucket&status=rejected", { key: o.apiKey })).json()) as { jobs: { job_id: string }[] };
+      const jobs = (await (await api("/sig/checks?source=bucket&status=rejected", { key: o.apiKey })).json()) as {
+        jobs: { job_id: string }[];
+      };
       expect(jobs.jobs.map((j) => j.job_id)).toEqual([summary.job_id]);
     }
   });
@@ -255,7 +330,10 @@ describe("bucket drops through the S3 endpoint", () => {
     const folder = `${key.prefix}batches/twice/`;
     // Written straight to the bucket, as R2 would store them; then the same notification arrives twice.
     await env.FILES_US.put(`${folder}a.png`, signaturePng(WRITER, 4));
-    const manifest = await env.FILES_US.put(`${folder}manifest.json`, json({ job_id: "twice-1", items: [{ file: "a.png", subject_reference: "alice" }] }));
+    const manifest = await env.FILES_US.put(
+      `${folder}manifest.json`,
+      json({ job_id: "twice-1", items: [{ file: "a.png", subject_reference: "alice" }] }),
+    );
     const event = {
       account: "local",
       action: "PutObject",
@@ -275,26 +353,52 @@ describe("bucket drops through the S3 endpoint", () => {
     }
     const summary = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary;
     expect(summary.job_id).toBe("twice-1");
-    const drops = await env.DB_US.prepare("SELECT COUNT(*) AS n FROM bucket_drops WHERE org_id = ? AND object_key = ?").bind(org.orgId, `${folder}manifest.json`).first<{ n: number }>();
+    const drops = await env.DB_US.prepare("SELECT COUNT(*) AS n FROM bucket_drops WHERE org_id = ? AND object_key = ?")
+      .bind(org.orgId, `${folder}manifest.json`)
+      .first<{ n: number }>();
     expect(drops?.n).toBe(1);
     const jobs = (await (await api("/sig/checks?source=bucket", { key: org.apiKey })).json()) as { jobs: { job_id: string }[] };
     expect(jobs.jobs.filter((j) => j.job_id === "twice-1")).toHaveLength(1);
-    const usage = await env.DB_US.prepare("SELECT COUNT(*) AS n FROM check_items WHERE org_id = ? AND job_id = 'twice-1'").bind(org.orgId).first<{ n: number }>();
+    const usage = await env.DB_US.prepare("SELECT COUNT(*) AS n FROM check_items WHERE org_id = ? AND job_id = 'twice-1'")
+      .bind(org.orgId)
+      .first<{ n: number }>();
     expect(usage?.n).toBe(1);
   });
 
   it("a manifest uploaded before its files waits for them; when the wait ends, a missing file is an item error", async () => {
     const folder = `${key.prefix}batches/late/`;
-    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}manifest.json`, Body: json({ job_id: "late-1", items: [{ file: "a.png", subject_reference: "alice" }, { file: "b.png", subject_reference: "alice" }] }) }));
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: key.bucket,
+        Key: `${folder}manifest.json`,
+        Body: json({
+          job_id: "late-1",
+          items: [
+            { file: "a.png", subject_reference: "alice" },
+            { file: "b.png", subject_reference: "alice" },
+          ],
+        }),
+      }),
+    );
     await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}a.png`, Body: signaturePng(WRITER, 3) }));
     // Both events are handled (the manifest's and the file's) while b.png is still missing: the drop waits.
-    const drop = async () => env.DB_US.prepare("SELECT drop_id, state FROM bucket_drops WHERE org_id = ? AND object_key = ?").bind(org.orgId, `${folder}manifest.json`).first<{ drop_id: string; state: string }>();
+    const drop = async () =>
+      env.DB_US.prepare("SELECT drop_id, state FROM bucket_drops WHERE org_id = ? AND object_key = ?")
+        .bind(org.orgId, `${folder}manifest.json`)
+        .first<{ drop_id: string; state: string }>();
     expect((await until(drop, (d) => d !== null, { what: "the drop's row" }))?.state).toBe("waiting");
-    expect(await s3Error(s3.send(new HeadObjectCommand({ Bucket: key.bucket, Key: `${folder}summary.json` })))).toMatchObject({ status: 404 });
+    expect(await s3Error(s3.send(new HeadObjectCommand({ Bucket: key.bucket, Key: `${folder}summary.json` })))).toMatchObject({
+      status: 404,
+    });
 
     // The wait ends (the delayed message the manifest's event sent, delivered now).
     const batch = createMessageBatch("countersign-bucket-events", [
-      { id: "deadline-1", timestamp: new Date(), attempts: 1, body: { kind: "drop_deadline", orgId: org.orgId, dropId: (await drop())!.drop_id } },
+      {
+        id: "deadline-1",
+        timestamp: new Date(),
+        attempts: 1,
+        body: { kind: "drop_deadline", orgId: org.orgId, dropId: (await drop())!.drop_id },
+      },
     ]);
     const ctx = createExecutionContext();
     await worker.queue(batch, env, ctx);
@@ -308,15 +412,26 @@ describe("bucket drops through the S3 endpoint", () => {
     const created = await postTemplate(org.apiKey, templateBody({ template_id: "loan-v3", boxes: BOX_SPEC }, blankFormPng()));
     expect(created.status, await created.clone().text()).toBe(201);
     const folder = `${key.prefix}batches/forms-1/`;
-    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}form.png`, Body: photographedForm(WRITER, 1).png, ContentType: "image/png" }));
+    await s3.send(
+      new PutObjectCommand({
+        Bucket: key.bucket,
+        Key: `${folder}form.png`,
+        Body: photographedForm(WRITER, 1).png,
+        ContentType: "image/png",
+      }),
+    );
     await s3.send(
       new PutObjectCommand({
         Bucket: key.bucket,
         Key: `${folder}manifest.json`,
-        Body: json({ items: [{ file: "form.png", subject_reference: "alice", template_id: "loan-v3", input_type: "photo", reference: "F-1" }] }),
+        Body: json({
+          items: [{ file: "form.png", subject_reference: "alice", template_id: "loan-v3", input_type: "photo", reference: "F-1" }],
+        }),
       }),
     );
-    const summary = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary & { items: { template: { registered: boolean } | null }[] };
+    const summary = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary & {
+      items: { template: { registered: boolean } | null }[];
+    };
     expect(summary.status).toBe("completed");
     expect(summary.items[0].located?.box_name).toBe("co_borrower");
     expect(summary.items[0].template?.registered).toBe(true);

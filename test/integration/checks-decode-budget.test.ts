@@ -59,7 +59,12 @@ describe("decoding once per request", () => {
     const { engine, counts } = countingEngine();
     const a = encodePng(blankPage(1000, 500));
     const b = encodePng(blankPage(500, 400));
-    const request = { items: [{ file: "a", references: ["b"] }, { file: "a", references: ["b", "a"] }] } as CheckRequest;
+    const request = {
+      items: [
+        { file: "a", references: ["b"] },
+        { file: "a", references: ["b", "a"] },
+      ],
+    } as CheckRequest;
     const budget = new DecodeBudget();
     await prepareItems(engine, parsedOf(request, { a, b }), budget);
     expect(counts.inspect).toBe(2);
@@ -71,7 +76,11 @@ describe("decoding once per request", () => {
 describe(`the decoded-pixel budget (${DECODE_BUDGET_MEGAPIXELS} MP per request)`, () => {
   it("refuses 100 items naming one 2 MP image 21 times each with 413 naming the limit", async () => {
     const big = encodePng(blankPage(2000, 1000));
-    const items = Array.from({ length: 100 }, () => ({ file: "doc", subject_reference: undefined, references: Array.from({ length: 20 }, () => "doc") }));
+    const items = Array.from({ length: 100 }, () => ({
+      file: "doc",
+      subject_reference: undefined,
+      references: Array.from({ length: 20 }, () => "doc"),
+    }));
     const res = await postCheck(org.apiKey, checkForm({ items }, { doc: big }));
     const problem = await expectProblem(res, 413, "too_large");
     expect(problem.limit).toBe("decoded_megapixels");
@@ -88,12 +97,18 @@ describe(`the decoded-pixel budget (${DECODE_BUDGET_MEGAPIXELS} MP per request)`
     for (let i = 0; i < 12; i++) files[`f${i}`] = png;
     const request = { items: Array.from({ length: 12 }, (_, i) => ({ file: `f${i}`, references: [`f${i}`] })) } as CheckRequest;
     // Each item: f_i decoded once (1 MP) and used twice (2 MP) = 3 MP; a 10 MP budget stops at item 4.
-    await expect(prepareItems(engine, parsedOf(request, files), new DecodeBudget(10))).rejects.toMatchObject({ status: 413, code: "too_large" });
+    await expect(prepareItems(engine, parsedOf(request, files), new DecodeBudget(10))).rejects.toMatchObject({
+      status: 413,
+      code: "too_large",
+    });
     expect(counts.inspect).toBe(4);
   });
 
   it("still checks an ordinary request within the budget", async () => {
-    const res = await postCheck(org.apiKey, checkForm({ items: [{ file: "doc", subject_reference: "carol", input_type: "signature_image" }] }, { doc: signaturePng(31, 5) }));
+    const res = await postCheck(
+      org.apiKey,
+      checkForm({ items: [{ file: "doc", subject_reference: "carol", input_type: "signature_image" }] }, { doc: signaturePng(31, 5) }),
+    );
     expect(res.status, await res.clone().text()).toBe(200);
   });
 });
@@ -107,7 +122,9 @@ describe("the queue decodes a shared reference once per job", () => {
     const job = await waitForJob(org.apiKey, jobId);
     expect(job.status).toBe("completed");
 
-    const keys = (await env.FILES_US.list({ prefix: inboxPrefix(org.orgId, jobId) })).objects.map((o) => o.key.slice(inboxPrefix(org.orgId, jobId).length));
+    const keys = (await env.FILES_US.list({ prefix: inboxPrefix(org.orgId, jobId) })).objects.map((o) =>
+      o.key.slice(inboxPrefix(org.orgId, jobId).length),
+    );
     const stored = keys.filter((k) => !k.includes("/crops/"));
     // One input, one reference, and the reference's features (written by the first item that needed them).
     expect(stored.sort()).toEqual(["items/0/input", "items/0/references/0", "items/0/references/0.features.json"]);

@@ -10,7 +10,12 @@ const WRITER = 11;
 const settings = env as unknown as Record<string, string | undefined>;
 const W = 1240;
 const H = 1754;
-const signedPage = () => encodeJpeg(renderForm({ signatures: [{ writer: makeWriter(WRITER), variant: 8, box: signatureBoxes(W, H, 1)[0] }], width: W, height: H, seed: 9 }).raster, 85);
+const signedPage = () =>
+  encodeJpeg(
+    renderForm({ signatures: [{ writer: makeWriter(WRITER), variant: 8, box: signatureBoxes(W, H, 1)[0] }], width: W, height: H, seed: 9 })
+      .raster,
+    85,
+  );
 const plainPage = (seed: number) => encodeJpeg(renderForm({ signatures: [], width: W, height: H, seed }).raster, 85);
 
 beforeAll(async () => {
@@ -21,7 +26,10 @@ beforeAll(async () => {
 describe("documents and targets", () => {
   it("checks a 2-page PDF inline, searching only target.page, and records the page", async () => {
     const pdf = await toPdf([{ jpeg: plainPage(1) }, { jpeg: signedPage() }]);
-    const res = await postCheck(org.apiKey, checkForm({ items: [{ file: "pdf", subject_reference: "alice", input_type: "form", target: { page: 2 } }] }, { pdf }));
+    const res = await postCheck(
+      org.apiKey,
+      checkForm({ items: [{ file: "pdf", subject_reference: "alice", input_type: "form", target: { page: 2 } }] }, { pdf }),
+    );
     const body = (await res.json()) as CheckResultBody & { pages: number };
     expect(res.status, JSON.stringify(body)).toBe(200);
     expect(body.pages).toBe(2);
@@ -32,7 +40,10 @@ describe("documents and targets", () => {
 
   it("gives an item error for a target page beyond the document", async () => {
     const pdf = await toPdf([{ jpeg: signedPage() }]);
-    const res = await postCheck(org.apiKey, checkForm({ items: [{ file: "pdf", subject_reference: "alice", target: { page: 5 } }] }, { pdf }));
+    const res = await postCheck(
+      org.apiKey,
+      checkForm({ items: [{ file: "pdf", subject_reference: "alice", target: { page: 5 } }] }, { pdf }),
+    );
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ decision: null, billable: false, errors: [{ code: "page_out_of_range" }] });
   });
@@ -40,7 +51,10 @@ describe("documents and targets", () => {
   it("queues one item of more than 10 pages (202) and checks every page", async () => {
     const pages = [{ jpeg: signedPage() }, ...Array.from({ length: 10 }, () => ({}))];
     const pdf = await toPdf(pages);
-    const res = await postCheck(org.apiKey, checkForm({ job_id: "long-1", items: [{ file: "pdf", subject_reference: "alice", input_type: "form" }] }, { pdf }));
+    const res = await postCheck(
+      org.apiKey,
+      checkForm({ job_id: "long-1", items: [{ file: "pdf", subject_reference: "alice", input_type: "form" }] }, { pdf }),
+    );
     expect(res.status).toBe(202);
     const job = await waitForJob(org.apiKey, "long-1");
     expect(job.results[0]).toMatchObject({ pages: 11 });
@@ -50,7 +64,10 @@ describe("documents and targets", () => {
   it("checks against the item's own references instead of the subject's", async () => {
     const res = await postCheck(
       org.apiKey,
-      checkForm({ items: [{ file: "doc", references: ["ref-a", "ref-b", "ref-c"] }] }, { doc: signaturePng(31, 7), "ref-a": signaturePng(31, 0), "ref-b": signaturePng(31, 1), "ref-c": signaturePng(31, 2) }),
+      checkForm(
+        { items: [{ file: "doc", references: ["ref-a", "ref-b", "ref-c"] }] },
+        { doc: signaturePng(31, 7), "ref-a": signaturePng(31, 0), "ref-b": signaturePng(31, 1), "ref-c": signaturePng(31, 2) },
+      ),
     );
     const body = (await res.json()) as CheckResultBody;
     expect(res.status).toBe(200);
@@ -75,14 +92,29 @@ describe("committed outcomes", () => {
     }
     await waitForJob(org.apiKey, "busy-replay");
 
-    const two = () => checkForm({ items: [{ file: "d", subject_reference: "alice" }, { file: "d", subject_reference: "alice" }] }, { d: signaturePng(WRITER, 14) });
+    const two = () =>
+      checkForm(
+        {
+          items: [
+            { file: "d", subject_reference: "alice" },
+            { file: "d", subject_reference: "alice" },
+          ],
+        },
+        { d: signaturePng(WRITER, 14) },
+      );
     const queued = await postCheck(org.apiKey, two(), { idem: "queued-replay" });
     expect(queued.status).toBe(202);
     const replay = await postCheck(org.apiKey, two(), { idem: "queued-replay" });
     expect(replay.status).toBe(202);
     expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
     expect(replay.headers.get("Location")).toBe(queued.headers.get("Location"));
-    await expectProblem(await postCheck(org.apiKey, checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(WRITER, 15) }), { idem: "queued-replay" }), 409, "idempotency_conflict");
+    await expectProblem(
+      await postCheck(org.apiKey, checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(WRITER, 15) }), {
+        idem: "queued-replay",
+      }),
+      409,
+      "idempotency_conflict",
+    );
     await waitForJob(org.apiKey, "queued-replay");
     expect((await api("/sig/checks/queued-replay", { key: org.apiKey })).status).toBe(200);
   });

@@ -14,11 +14,16 @@ beforeAll(async () => {
   await enrolWriter(org.apiKey, "alice", 11, 3);
 });
 
-const one = (extra: Record<string, unknown> = {}) => checkForm({ items: [{ file: "d", subject_reference: "alice", ...extra }] }, { d: signaturePng(11, 5) });
+const one = (extra: Record<string, unknown> = {}) =>
+  checkForm({ items: [{ file: "d", subject_reference: "alice", ...extra }] }, { d: signaturePng(11, 5) });
 
 describe("POST /sig/checks refusals", () => {
   it("401 without a valid credential", async () => {
-    await expectProblem(await api("/sig/checks", { method: "POST", body: one(), headers: { "Idempotency-Key": "k-401" } }), 401, "unauthorized");
+    await expectProblem(
+      await api("/sig/checks", { method: "POST", body: one(), headers: { "Idempotency-Key": "k-401" } }),
+      401,
+      "unauthorized",
+    );
     await expectProblem(await postCheck("svc_test_not-a-key", one()), 401, "unauthorized");
     await expectProblem(await api("/sig/checks/x"), 401, "unauthorized");
     await expectProblem(await api("/sig/usage"), 401, "unauthorized");
@@ -56,7 +61,10 @@ describe("POST /sig/checks refusals", () => {
       [checkForm({ items: [{ file: ".d", subject_reference: "alice" }] }, {}), "request.items[0].file"],
       [checkForm({ job_id: "a/b", items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(11, 1) }), "request.job_id"],
       [checkForm({ policy: "nope", items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(11, 1) }), "request.policy"],
-      [checkForm({ items: [{ file: "d", subject_reference: "alice", input_type: "Photo!" }] }, { d: signaturePng(11, 1) }), "request.items[0].input_type"],
+      [
+        checkForm({ items: [{ file: "d", subject_reference: "alice", input_type: "Photo!" }] }, { d: signaturePng(11, 1) }),
+        "request.items[0].input_type",
+      ],
       [{ items: [{ file: "d", subject_reference: "alice" }] }, "items[0]"],
       [{ items: [{ file: { url: "https://x.example/a.png" } }] }, "items[0]"],
     ];
@@ -77,19 +85,35 @@ describe("POST /sig/checks refusals", () => {
   });
 
   it("415 for a body or a document of the wrong type, 422 for a corrupt document, 413 for an oversized body", async () => {
-    const text = await api("/sig/checks", { method: "POST", key: org.apiKey, body: "hello", headers: { "Content-Type": "text/plain", "Idempotency-Key": "t-415" } });
+    const text = await api("/sig/checks", {
+      method: "POST",
+      key: org.apiKey,
+      body: "hello",
+      headers: { "Content-Type": "text/plain", "Idempotency-Key": "t-415" },
+    });
     await expectProblem(text, 415);
     const gif = new TextEncoder().encode("GIF89a....................");
     await expectProblem(await postCheck(org.apiKey, checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: gif })), 415);
     const corrupt = signaturePng(11, 1).slice(0, 80);
-    const problem = await expectProblem(await postCheck(org.apiKey, checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: corrupt })), 422);
+    const problem = await expectProblem(
+      await postCheck(org.apiKey, checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: corrupt })),
+      422,
+    );
     expect(problem.detail).toContain("request.items[0].file");
     const huge = new Uint8Array(52 * 1024 * 1024);
-    await expectProblem(await postCheck(org.apiKey, checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: huge })), 413, "too_large");
+    await expectProblem(
+      await postCheck(org.apiKey, checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: huge })),
+      413,
+      "too_large",
+    );
   });
 
   it("421 on another region's address", async () => {
-    await expectProblem(await postCheck(org.apiKey, one(), { headers: {} }).then(() => api("/sig/checks/x", { key: org.apiKey, base: REGION_BASE.eu })), 421, "wrong_region");
+    await expectProblem(
+      await postCheck(org.apiKey, one(), { headers: {} }).then(() => api("/sig/checks/x", { key: org.apiKey, base: REGION_BASE.eu })),
+      421,
+      "wrong_region",
+    );
   });
 });
 
@@ -113,7 +137,13 @@ describe("URL inputs", () => {
   });
 
   it("refuses a host outside the allowlist with 400 and stores nothing", async () => {
-    const problem = await expectProblem(await postCheck(org.apiKey, { job_id: "url-2", items: [{ file: { url: "https://elsewhere.example/a.png" }, subject_reference: "alice" }] }), 400);
+    const problem = await expectProblem(
+      await postCheck(org.apiKey, {
+        job_id: "url-2",
+        items: [{ file: { url: "https://elsewhere.example/a.png" }, subject_reference: "alice" }],
+      }),
+      400,
+    );
     expect(problem.detail).toContain("items[0].file.url");
     expect((await api("/sig/checks/url-2", { key: org.apiKey })).status).toBe(404);
   });
@@ -123,7 +153,11 @@ describe("URL inputs", () => {
     await registerOutside(path, { delay_ms: 3000, body_base64: toBase64(signaturePng(11, 5)) });
     settings.URL_FETCH_DEADLINE_MS = "500";
     try {
-      const problem = await expectProblem(await postCheck(org.apiKey, { items: [{ file: { url: outsideUrl(path) }, subject_reference: "alice" }] }), 504, "timeout");
+      const problem = await expectProblem(
+        await postCheck(org.apiKey, { items: [{ file: { url: outsideUrl(path) }, subject_reference: "alice" }] }),
+        504,
+        "timeout",
+      );
       expect(problem.reason).toBe("fetch_deadline");
     } finally {
       delete settings.URL_FETCH_DEADLINE_MS;
@@ -136,7 +170,11 @@ describe("URL inputs", () => {
     await registerOutside(path, { headers: { "content-type": "image/png" }, chunks: [{ size: 1000 }], stall: true, stall_ms: 15_000 });
     settings.URL_FETCH_STALL_WINDOW_MS = "200";
     try {
-      const problem = await expectProblem(await postCheck(org.apiKey, { items: [{ file: { url: outsideUrl(path) }, subject_reference: "alice" }] }), 502, "fetch_failed");
+      const problem = await expectProblem(
+        await postCheck(org.apiKey, { items: [{ file: { url: outsideUrl(path) }, subject_reference: "alice" }] }),
+        502,
+        "fetch_failed",
+      );
       expect(problem.reason).toBe("body_stalled");
       expect(problem.detail).toContain("per 0.2 s");
     } finally {
@@ -165,10 +203,18 @@ describe("OpenAPI", () => {
   it("documents the check routes with CheckRequest, CheckResult, CheckAccepted, Job and Usage", async () => {
     const res = await api("/openapi.json");
     expect(res.status).toBe(200);
-    const doc = (await res.json()) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>>; components: { schemas: Record<string, { properties?: Record<string, unknown> }> } };
-    for (const name of ["CheckRequest", "CheckResult", "CheckAccepted", "Job", "Usage"]) expect(Object.keys(doc.components.schemas)).toContain(name);
-    expect(Object.keys(doc.components.schemas.CheckRequest.properties!)).toEqual(expect.arrayContaining(["items", "policy", "metadata", "job_id"]));
-    expect(Object.keys(doc.paths["/sig/checks"].post.responses)).toEqual(expect.arrayContaining(["200", "202", "402", "409", "429", "503", "504"]));
+    const doc = (await res.json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+      components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+    };
+    for (const name of ["CheckRequest", "CheckResult", "CheckAccepted", "Job", "Usage"])
+      expect(Object.keys(doc.components.schemas)).toContain(name);
+    expect(Object.keys(doc.components.schemas.CheckRequest.properties!)).toEqual(
+      expect.arrayContaining(["items", "policy", "metadata", "job_id"]),
+    );
+    expect(Object.keys(doc.paths["/sig/checks"].post.responses)).toEqual(
+      expect.arrayContaining(["200", "202", "402", "409", "429", "503", "504"]),
+    );
     expect(doc.paths["/sig/checks/{job_id}"].get).toBeDefined();
     expect(doc.paths["/sig/checks/{job_id}/items/{index}/image"].get).toBeDefined();
     expect(doc.paths["/sig/usage"].get).toBeDefined();

@@ -18,8 +18,17 @@ beforeAll(async () => {
   await enrolWriter(org.apiKey, "alice", 11, 3);
   const W = 1240;
   const H = 1754;
-  const page = renderForm({ signatures: [{ writer: makeWriter(11), variant: 4, box: signatureBoxes(W, H, 1)[0] }], width: W, height: H, seed: 5 });
-  const res = await postCheck(org.apiKey, checkForm({ items: [{ file: "f", subject_reference: "alice", input_type: "form" }] }, { f: encodePng(page.raster) }), { idem: "img-1" });
+  const page = renderForm({
+    signatures: [{ writer: makeWriter(11), variant: 4, box: signatureBoxes(W, H, 1)[0] }],
+    width: W,
+    height: H,
+    seed: 5,
+  });
+  const res = await postCheck(
+    org.apiKey,
+    checkForm({ items: [{ file: "f", subject_reference: "alice", input_type: "form" }] }, { f: encodePng(page.raster) }),
+    { idem: "img-1" },
+  );
   expect(res.status).toBe(200);
   form = await res.json();
 });
@@ -56,7 +65,11 @@ describe("GET /sig/checks/{job_id}/items/{index}/image", () => {
     await expectProblem(await api("/sig/checks/img-1/items/7/image", { key: org.apiKey }), 404, "not_found");
     expect((await api("/sig/checks/img-1/items/0/image?signature=-1", { key: org.apiKey })).status).toBe(400);
 
-    const blank = await postCheck(org.apiKey, checkForm({ items: [{ file: "b", subject_reference: "alice" }] }, { b: encodePng(blankPage(800, 600)) }), { idem: "img-blank" });
+    const blank = await postCheck(
+      org.apiKey,
+      checkForm({ items: [{ file: "b", subject_reference: "alice" }] }, { b: encodePng(blankPage(800, 600)) }),
+      { idem: "img-blank" },
+    );
     expect(((await blank.json()) as CheckResultBody).decision).toBe("NO_SIGNATURE");
     const problem = await expectProblem(await api("/sig/checks/img-blank/items/0/image", { key: org.apiKey }), 404, "not_found");
     expect(problem.detail).toContain("no located signature");
@@ -68,7 +81,9 @@ describe("GET /sig/checks/{job_id}/items/{index}/image", () => {
   });
 
   it("expires the inbox after inbox_ttl: the sweep deletes inputs and crops, and the image is 404 saying so", async () => {
-    const res = await postCheck(org.apiKey, checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(11, 6) }), { idem: "img-expire" });
+    const res = await postCheck(org.apiKey, checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(11, 6) }), {
+      idem: "img-expire",
+    });
     expect(res.status).toBe(200);
     expect(await r2Keys(`orgs/${org.orgId}/inbox/img-expire/`)).not.toEqual([]);
 

@@ -6,8 +6,14 @@ import { checkForm, enrolWriter, expectProblem, postCheck, waitForJob, type Chec
 
 let org: CreatedOrg;
 
-interface ItemList { items: (CheckResultBody & { metadata?: unknown })[]; next_cursor: string | null }
-interface JobList { jobs: { job_id: string; status: string }[]; next_cursor: string | null }
+interface ItemList {
+  items: (CheckResultBody & { metadata?: unknown })[];
+  next_cursor: string | null;
+}
+interface JobList {
+  jobs: { job_id: string; status: string }[];
+  next_cursor: string | null;
+}
 
 beforeAll(async () => {
   org = await createOrg();
@@ -19,7 +25,14 @@ beforeAll(async () => {
       {
         job_id: "list-a",
         items: [
-          { file: "a", subject_reference: "alice", reference: "INV-100", process: "loans", input_type: "signature_image", metadata: { secret: 1 } },
+          {
+            file: "a",
+            subject_reference: "alice",
+            reference: "INV-100",
+            process: "loans",
+            input_type: "signature_image",
+            metadata: { secret: 1 },
+          },
           { file: "b", subject_reference: "bob", reference: "INV-200", process: "cards" },
           { file: "blank", subject_reference: "alice", reference: "inv-300", process: "loans" },
         ],
@@ -29,7 +42,10 @@ beforeAll(async () => {
   );
   expect(res.status).toBe(202);
   await waitForJob(org.apiKey, "list-a");
-  const one = await postCheck(org.apiKey, checkForm({ job_id: "list-b", items: [{ file: "d", subject_reference: "ghost", reference: "INV-400" }] }, { d: signaturePng(11, 6) }));
+  const one = await postCheck(
+    org.apiKey,
+    checkForm({ job_id: "list-b", items: [{ file: "d", subject_reference: "ghost", reference: "INV-400" }] }, { d: signaturePng(11, 6) }),
+  );
   expect(one.status).toBe(200);
 });
 
@@ -56,7 +72,9 @@ describe("GET /sig/checks", () => {
     expect(items.items.map((i) => i.check_id)).toEqual(["list-b/0", "list-a/2", "list-a/1", "list-a/0"]);
     expect(items.items.every((i) => !("metadata" in i))).toBe(true);
     expect((await get<ItemList>("?view=items&subject_reference=alice")).items.map((i) => i.check_id)).toEqual(["list-a/2", "list-a/0"]);
-    expect((await get<ItemList>("?view=items&process=loans&input_type=signature_image")).items.map((i) => i.check_id)).toEqual(["list-a/0"]);
+    expect((await get<ItemList>("?view=items&process=loans&input_type=signature_image")).items.map((i) => i.check_id)).toEqual([
+      "list-a/0",
+    ]);
     expect((await get<ItemList>("?view=items&decision=ERROR")).items.map((i) => i.check_id)).toEqual(["list-b/0"]);
     expect((await get<ItemList>("?view=items&decision=NO_SIGNATURE")).items.map((i) => i.check_id)).toEqual(["list-a/2"]);
     // Case-sensitive prefix of reference, subject reference, file name or check id.
@@ -79,7 +97,12 @@ describe("GET /sig/checks", () => {
   });
 
   it("refuses a filter of another view, and a cursor it did not issue, with 400 naming them", async () => {
-    for (const [q, field] of [["?view=jobs&decision=FAILED", "decision"], ["?view=items&status=queued", "status"], ["?view=summary&limit=5", "limit"], ["?q=x", "q"]]) {
+    for (const [q, field] of [
+      ["?view=jobs&decision=FAILED", "decision"],
+      ["?view=items&status=queued", "status"],
+      ["?view=summary&limit=5", "limit"],
+      ["?q=x", "q"],
+    ]) {
       const problem = await expectProblem(await api(`/sig/checks${q}`, { key: org.apiKey }), 400);
       expect(problem.detail).toContain(field);
     }
@@ -89,7 +112,9 @@ describe("GET /sig/checks", () => {
   });
 
   it("the subject view links to its items", async () => {
-    const view = (await (await api("/sig/subjects/alice", { key: org.apiKey })).json()) as { checks: { recent: { check_id: string }[]; total: number; next: string } };
+    const view = (await (await api("/sig/subjects/alice", { key: org.apiKey })).json()) as {
+      checks: { recent: { check_id: string }[]; total: number; next: string };
+    };
     expect(view.checks.total).toBe(2);
     expect(view.checks.recent.map((r) => r.check_id)).toEqual(["list-a/2", "list-a/0"]);
     const next = new URL(view.checks.next);

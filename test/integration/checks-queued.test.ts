@@ -84,7 +84,9 @@ describe("queued checks", () => {
     expect(failed.results.map((r) => r.item_index)).toEqual([1]);
     const errors = (await (await api("/sig/checks/batch-1?decision=ERROR", { key: org.apiKey })).json()) as JobBody;
     expect(errors.results.map((r) => r.item_index)).toEqual([3]);
-    const afterCursor = (await (await api("/sig/checks/batch-1?decision=NO_SIGNATURE&cursor=0&limit=1", { key: org.apiKey })).json()) as JobBody;
+    const afterCursor = (await (
+      await api("/sig/checks/batch-1?decision=NO_SIGNATURE&cursor=0&limit=1", { key: org.apiKey })
+    ).json()) as JobBody;
     expect(afterCursor.results.map((r) => r.item_index)).toEqual([2]);
 
     for (const q of ["limit=0", "limit=501", "cursor=abc", "cursor=-1", "decision=MAYBE", "format=xml"]) {
@@ -97,7 +99,10 @@ describe("queued checks", () => {
     const res = await api("/sig/checks/batch-1?format=ndjson", { key: org.apiKey });
     expect(res.status).toBe(200);
     expect(res.headers.get("Content-Type")).toContain("application/x-ndjson");
-    const lines = (await res.text()).trim().split("\n").map((l) => JSON.parse(l) as CheckResultBody);
+    const lines = (await res.text())
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as CheckResultBody);
     expect(lines.map((l) => l.check_id)).toEqual(["batch-1/0", "batch-1/1", "batch-1/2", "batch-1/3"]);
     expect(lines[1].decision).toBe("FAILED");
   });
@@ -112,7 +117,10 @@ describe("queued checks", () => {
     }));
     const batch = createMessageBatch("countersign-check-items", messages);
     const ctx = createExecutionContext();
-    await Promise.all([worker.queue(batch, env, ctx), worker.queue(createMessageBatch("countersign-check-items", messages.slice(0, 2)), env, createExecutionContext())]);
+    await Promise.all([
+      worker.queue(batch, env, ctx),
+      worker.queue(createMessageBatch("countersign-check-items", messages.slice(0, 2)), env, createExecutionContext()),
+    ]);
     const result = await getQueueResult(batch, ctx);
     expect(result.explicitAcks.length).toBe(6);
 
@@ -126,11 +134,30 @@ describe("queued checks", () => {
 
   it("completes each item once when the first deliveries race each other (a consumer dying mid-item is redelivered)", async () => {
     const before = await usage();
-    const res = await postCheck(org.apiKey, checkForm({ job_id: "race-1", items: [{ file: "a", subject_reference: "alice" }, { file: "b", subject_reference: "alice" }] }, { a: signaturePng(WRITER, 12), b: signaturePng(OTHER, 3) }));
+    const res = await postCheck(
+      org.apiKey,
+      checkForm(
+        {
+          job_id: "race-1",
+          items: [
+            { file: "a", subject_reference: "alice" },
+            { file: "b", subject_reference: "alice" },
+          ],
+        },
+        { a: signaturePng(WRITER, 12), b: signaturePng(OTHER, 3) },
+      ),
+    );
     expect(res.status).toBe(202);
     // Deliver both items ourselves, three times at once, racing the real queue's deliveries.
-    const messages = [0, 1].map((index) => ({ id: `race-${index}`, timestamp: new Date(), attempts: 1, body: { kind: "check_item", orgId: org.orgId, jobId: "race-1", index } }));
-    await Promise.all([1, 2, 3].map(() => worker.queue(createMessageBatch("countersign-check-items", messages), env, createExecutionContext())));
+    const messages = [0, 1].map((index) => ({
+      id: `race-${index}`,
+      timestamp: new Date(),
+      attempts: 1,
+      body: { kind: "check_item", orgId: org.orgId, jobId: "race-1", index },
+    }));
+    await Promise.all(
+      [1, 2, 3].map(() => worker.queue(createMessageBatch("countersign-check-items", messages), env, createExecutionContext())),
+    );
     const done = await waitForJob(org.apiKey, "race-1");
     expect(done).toMatchObject({ status: "completed", completed_items: 2 });
     expect(done.results).toHaveLength(2);
@@ -142,18 +169,84 @@ describe("queued checks", () => {
   it("settles an item whose consumer died after storing its result: the redelivery counts it once and completes the job", async () => {
     const before = await usage();
     const now = new Date().toISOString();
-    const result = { check_id: "died-1/0", job_id: "died-1", item_index: 0, decision: "APPROVE", score: 0.8, billable: true, subject_reference: "alice", reference: null, process: null, input_type: null, file_name: "d.png", pages: 1, signatures: [], best_match: null, regions: [], quality: null, reference_count: 3, versions: { policy: "default@1" }, metadata: null, errors: [], created_at: now, completed_at: now };
+    const result = {
+      check_id: "died-1/0",
+      job_id: "died-1",
+      item_index: 0,
+      decision: "APPROVE",
+      score: 0.8,
+      billable: true,
+      subject_reference: "alice",
+      reference: null,
+      process: null,
+      input_type: null,
+      file_name: "d.png",
+      pages: 1,
+      signatures: [],
+      best_match: null,
+      regions: [],
+      quality: null,
+      reference_count: 3,
+      versions: { policy: "default@1" },
+      metadata: null,
+      errors: [],
+      created_at: now,
+      completed_at: now,
+    };
     // The state a consumer leaves when it dies between storing the result and counting it.
     await checksRepo(env.DB_US).insertJob(
-      { orgId: org.orgId, jobId: "died-1", status: "running", source: "api", mode: "queued", policy: "default@1", policySpec: "{}", itemCount: 1, completedItems: 0, metadata: null, createdBy: "test", createdAt: now, updatedAt: now, completedAt: null, inboxExpiresAt: "2999-01-01T00:00:00.000Z", inboxSweptAt: null },
-      [{ orgId: org.orgId, jobId: "died-1", itemIndex: 0, state: "done", subjectReference: "alice", reference: null, process: null, inputType: null, fileName: "d.png", spec: "{}", inputKey: "none", pageCount: 1, decision: "APPROVE", score: 0.8, billable: 1, result: JSON.stringify(result), createdAt: now, completedAt: now }],
+      {
+        orgId: org.orgId,
+        jobId: "died-1",
+        status: "running",
+        source: "api",
+        mode: "queued",
+        policy: "default@1",
+        policySpec: "{}",
+        itemCount: 1,
+        completedItems: 0,
+        metadata: null,
+        createdBy: "test",
+        createdAt: now,
+        updatedAt: now,
+        completedAt: null,
+        inboxExpiresAt: "2999-01-01T00:00:00.000Z",
+        inboxSweptAt: null,
+      },
+      [
+        {
+          orgId: org.orgId,
+          jobId: "died-1",
+          itemIndex: 0,
+          state: "done",
+          subjectReference: "alice",
+          reference: null,
+          process: null,
+          inputType: null,
+          fileName: "d.png",
+          spec: "{}",
+          inputKey: "none",
+          pageCount: 1,
+          decision: "APPROVE",
+          score: 0.8,
+          billable: 1,
+          result: JSON.stringify(result),
+          createdAt: now,
+          completedAt: now,
+        },
+      ],
     );
     const job = jobObject(env, org.orgId, "died-1");
     await job.init(org.orgId, "died-1", 1);
     await job.start();
     expect(((await (await api("/sig/checks/died-1", { key: org.apiKey })).json()) as JobBody).status).toBe("running");
 
-    const message = { id: "died-1-redelivery", timestamp: new Date(), attempts: 2, body: { kind: "check_item", orgId: org.orgId, jobId: "died-1", index: 0 } };
+    const message = {
+      id: "died-1-redelivery",
+      timestamp: new Date(),
+      attempts: 2,
+      body: { kind: "check_item", orgId: org.orgId, jobId: "died-1", index: 0 },
+    };
     for (let n = 0; n < 2; n++) {
       const batch = createMessageBatch("countersign-check-items", [message]);
       const ctx = createExecutionContext();

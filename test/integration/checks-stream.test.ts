@@ -28,8 +28,15 @@ function parseSse(text: string): SseRecord[] {
     .map((block) => {
       const lines = block.split("\n");
       const comment = lines.find((l) => l.startsWith(":"));
-      const event = lines.find((l) => l.startsWith("event:"))?.slice(6).trim() ?? null;
-      const data = lines.filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim()).join("\n");
+      const event =
+        lines
+          .find((l) => l.startsWith("event:"))
+          ?.slice(6)
+          .trim() ?? null;
+      const data = lines
+        .filter((l) => l.startsWith("data:"))
+        .map((l) => l.slice(5).trim())
+        .join("\n");
       return { event, data: data ? JSON.parse(data) : null, comment: comment ? comment.slice(1).trim() : null };
     });
 }
@@ -102,7 +109,15 @@ describe("streamed checks", () => {
   it("refuses a stream of more than one item with 400", async () => {
     const res = await postCheck(
       org.apiKey,
-      checkForm({ items: [{ file: "d", subject_reference: "alice" }, { file: "d", subject_reference: "alice" }] }, { d: signaturePng(WRITER, 1) }),
+      checkForm(
+        {
+          items: [
+            { file: "d", subject_reference: "alice" },
+            { file: "d", subject_reference: "alice" },
+          ],
+        },
+        { d: signaturePng(WRITER, 1) },
+      ),
       { accept: "text/event-stream" },
     );
     await expectProblem(res, 400, "invalid_request");

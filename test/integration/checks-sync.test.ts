@@ -25,7 +25,18 @@ describe("POST /sig/checks, synchronous", () => {
     const same = await postCheck(
       org.apiKey,
       checkForm(
-        { items: [{ file: "doc", subject_reference: "alice", input_type: "signature_image", reference: "loan-1", process: "onboarding", metadata: { branch: 7 } }] },
+        {
+          items: [
+            {
+              file: "doc",
+              subject_reference: "alice",
+              input_type: "signature_image",
+              reference: "loan-1",
+              process: "onboarding",
+              metadata: { branch: 7 },
+            },
+          ],
+        },
         { doc: signaturePng(WRITER, 7) },
       ),
       { idem: "sync-same-1" },
@@ -63,13 +74,19 @@ describe("POST /sig/checks, synchronous", () => {
 
   it("gives NO_SIGNATURE for a blank page and UNREADABLE for a dark photo, neither billed", async () => {
     const before = await usage();
-    const blank = await postCheck(org.apiKey, checkForm({ items: [{ file: "p", subject_reference: "alice", input_type: "scan" }] }, { p: encodePng(blankPage(1240, 1754)) }));
+    const blank = await postCheck(
+      org.apiKey,
+      checkForm({ items: [{ file: "p", subject_reference: "alice", input_type: "scan" }] }, { p: encodePng(blankPage(1240, 1754)) }),
+    );
     expect(blank.status).toBe(200);
     expect(await blank.json()).toMatchObject({ decision: "NO_SIGNATURE", billable: false, score: null });
 
     const form = renderForm({ signatures: [{ writer: makeWriter(WRITER), variant: 3, box: signatureBoxes(1240, 1754, 1)[0] }], seed: 4 });
     const dark = encodeJpeg(darkPhoto(photoOf(form.raster, { width: 640, blur: 0 })), 90);
-    const res = await postCheck(org.apiKey, checkForm({ items: [{ file: "p", subject_reference: "alice", input_type: "photo" }] }, { p: dark }));
+    const res = await postCheck(
+      org.apiKey,
+      checkForm({ items: [{ file: "p", subject_reference: "alice", input_type: "photo" }] }, { p: dark }),
+    );
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ decision: "UNREADABLE", billable: false });
 
@@ -80,9 +97,15 @@ describe("POST /sig/checks, synchronous", () => {
   });
 
   it("records the check on the subject view and the subject list", async () => {
-    const res = await postCheck(org.apiKey, checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(WRITER, 8) }), { idem: "subject-view-1" });
+    const res = await postCheck(
+      org.apiKey,
+      checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(WRITER, 8) }),
+      { idem: "subject-view-1" },
+    );
     expect(res.status).toBe(200);
-    const view = (await (await api("/sig/subjects/alice", { key: org.apiKey })).json()) as { checks: { recent: Record<string, unknown>[]; total: number; next: string } };
+    const view = (await (await api("/sig/subjects/alice", { key: org.apiKey })).json()) as {
+      checks: { recent: Record<string, unknown>[]; total: number; next: string };
+    };
     expect(view.checks.recent[0].check_id).toBe("subject-view-1/0");
     // Shaped as in the items list: the full result without metadata.
     const items = (await (await api(view.checks.next, { key: org.apiKey, base: "" })).json()) as { items: Record<string, unknown>[] };
@@ -90,7 +113,9 @@ describe("POST /sig/checks, synchronous", () => {
     expect(view.checks.recent[0]).not.toHaveProperty("metadata");
     expect(view.checks.total).toBeGreaterThanOrEqual(5);
     expect(view.checks.next).toContain("subject_reference=alice");
-    const list = (await (await api("/sig/subjects", { key: org.apiKey })).json()) as { subjects: { subject_reference: string; last_check: { check_id: string } | null }[] };
+    const list = (await (await api("/sig/subjects", { key: org.apiKey })).json()) as {
+      subjects: { subject_reference: string; last_check: { check_id: string } | null }[];
+    };
     expect(list.subjects.find((s) => s.subject_reference === "alice")!.last_check?.check_id).toBe("subject-view-1/0");
   });
 
@@ -105,7 +130,8 @@ describe("POST /sig/checks, synchronous", () => {
   });
 
   it("uses request.job_id over the Idempotency-Key, and answers 409 for a job id that exists", async () => {
-    const form = () => checkForm({ job_id: "chk_custom", items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(WRITER, 10) });
+    const form = () =>
+      checkForm({ job_id: "chk_custom", items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(WRITER, 10) });
     const res = await postCheck(org.apiKey, form(), { idem: "ignored/key!" });
     expect(res.status).toBe(200);
     expect(((await res.json()) as CheckResultBody).job_id).toBe("chk_custom");
@@ -116,7 +142,11 @@ describe("POST /sig/checks, synchronous", () => {
     const e = env as unknown as Record<string, string | undefined>;
     e.CHECK_CAPACITY = "0";
     try {
-      const res = await postCheck(org.apiKey, checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(WRITER, 11) }), { idem: "busy-1" });
+      const res = await postCheck(
+        org.apiKey,
+        checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(WRITER, 11) }),
+        { idem: "busy-1" },
+      );
       const problem = await expectProblem(res, 503, "busy");
       expect(problem.job_id).toBe("busy-1");
       expect(problem.status_url).toMatch(/\/sig\/checks\/busy-1$/);
@@ -132,7 +162,11 @@ describe("POST /sig/checks, synchronous", () => {
     const e = env as unknown as Record<string, string | undefined>;
     e.CHECK_ITEM_BUDGET_MS = "1";
     try {
-      const res = await postCheck(org.apiKey, checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(OTHER, 4) }), { idem: "timeout-1" });
+      const res = await postCheck(
+        org.apiKey,
+        checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(OTHER, 4) }),
+        { idem: "timeout-1" },
+      );
       const problem = await expectProblem(res, 504, "timeout");
       expect(problem.job_id).toBe("timeout-1");
       expect(problem.status_url).toMatch(/\/sig\/checks\/timeout-1$/);

@@ -5,10 +5,32 @@ import { outsideUrl, registerOutside, uniquePath } from "../helpers/outside";
 import { referencesForm, signaturePng, toBase64 } from "../helpers/signatures";
 import { until } from "../helpers/wait";
 
-interface Outcome { ref_id: string; status: string; reason?: string; replaced?: boolean }
-interface ReferencesResult { subject_reference: string; references: Outcome[]; counts: { enrolled: number; rejected: number; queued: number } }
-interface Reference { ref_id: string; kind: string; source: string; status: string; provenance: { method: string; source_url: string | null }; file: { sha256: string }; image_url: string }
-interface SubjectView { subject_reference: string; reference_counts: { anchors: number; learned: number }; references: Reference[]; checks: { recent: unknown[]; total: number; next: string | null } }
+interface Outcome {
+  ref_id: string;
+  status: string;
+  reason?: string;
+  replaced?: boolean;
+}
+interface ReferencesResult {
+  subject_reference: string;
+  references: Outcome[];
+  counts: { enrolled: number; rejected: number; queued: number };
+}
+interface Reference {
+  ref_id: string;
+  kind: string;
+  source: string;
+  status: string;
+  provenance: { method: string; source_url: string | null };
+  file: { sha256: string };
+  image_url: string;
+}
+interface SubjectView {
+  subject_reference: string;
+  reference_counts: { anchors: number; learned: number };
+  references: Reference[];
+  checks: { recent: unknown[]; total: number; next: string | null };
+}
 
 const outsideHost = new URL(env.TEST_OUTSIDE_URL).host;
 let org: CreatedOrg;
@@ -44,7 +66,10 @@ async function expectProblem(res: Response, status: number, code?: string): Prom
 
 describe("PUT /sig/subjects/{s}/references (multipart)", () => {
   it("enrols 3 references within the request and creates the subject", async () => {
-    const res = await put("alice", referencesForm({ a1: signaturePng(1, 0), a2: signaturePng(1, 1), a3: signaturePng(1, 2) }, { a1: "signature_card" }));
+    const res = await put(
+      "alice",
+      referencesForm({ a1: signaturePng(1, 0), a2: signaturePng(1, 1), a3: signaturePng(1, 2) }, { a1: "signature_card" }),
+    );
     expect(res.status).toBe(200);
     const body = (await res.json()) as ReferencesResult;
     expect(body.counts).toEqual({ enrolled: 3, rejected: 0, queued: 0 });
@@ -69,7 +94,11 @@ describe("PUT /sig/subjects/{s}/references (multipart)", () => {
     expect(body.references.filter((r) => r.status === "queued").map((r) => r.ref_id)).toEqual(["b3", "b4"]);
 
     expect((await subject("bob")).references.filter((r) => r.status === "queued")).toHaveLength(2);
-    const view = await until(() => subject("bob"), (v) => v.reference_counts.anchors >= 5, { what: "the queued references to be enrolled" });
+    const view = await until(
+      () => subject("bob"),
+      (v) => v.reference_counts.anchors >= 5,
+      { what: "the queued references to be enrolled" },
+    );
     expect(view.reference_counts.anchors).toBe(5);
     expect(view.references.every((r) => r.status === "enrolled")).toBe(true);
   });
@@ -125,7 +154,12 @@ describe("PUT /sig/subjects/{s}/references (multipart)", () => {
   });
 
   it("answers 415 for a body that is neither multipart nor JSON, and for a file that is not an image", async () => {
-    const res = await api("/sig/subjects/gina/references", { method: "PUT", key: org.apiKey, body: "hello", headers: { "Content-Type": "text/plain" } });
+    const res = await api("/sig/subjects/gina/references", {
+      method: "PUT",
+      key: org.apiKey,
+      body: "hello",
+      headers: { "Content-Type": "text/plain" },
+    });
     await expectProblem(res, 415, "unsupported_media_type");
     const text = new TextEncoder().encode("this is not an image at all");
     await expectProblem(await put("gina", referencesForm({ g1: signaturePng(7, 0), g2: text })), 415, "unsupported_media_type");
@@ -147,7 +181,7 @@ describe("PUT /sig/subjects/{s}/references (multipart)", () => {
     const res = await api("/sig/subjects/ivan/references", {
       method: "PUT",
       key: org.apiKey,
-      body: "--xyz\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nunterminated",
+      body: '--xyz\r\nContent-Disposition: form-data; name="a"\r\n\r\nunterminated',
       headers: { "Content-Type": "multipart/form-data; boundary=xyz" },
     });
     await expectProblem(res, 400);
@@ -163,11 +197,19 @@ describe("PUT /sig/subjects/{s}/references (URLs)", () => {
 
   it("fetches and enrols references from allowlisted URLs", async () => {
     const urls = [await host(signaturePng(8, 0)), await host(signaturePng(8, 1))];
-    const res = await put("judy", { references: [{ ref_id: "u1", url: urls[0], source: "confirmed_past" }, { ref_id: "u2", url: urls[1] }] });
+    const res = await put("judy", {
+      references: [
+        { ref_id: "u1", url: urls[0], source: "confirmed_past" },
+        { ref_id: "u2", url: urls[1] },
+      ],
+    });
     expect(res.status).toBe(200);
     expect(((await res.json()) as ReferencesResult).counts.enrolled).toBe(2);
     const view = await subject("judy");
-    expect(view.references.find((r) => r.ref_id === "u1")).toMatchObject({ source: "confirmed_past", provenance: { method: "url", source_url: urls[0] } });
+    expect(view.references.find((r) => r.ref_id === "u1")).toMatchObject({
+      source: "confirmed_past",
+      provenance: { method: "url", source_url: urls[0] },
+    });
   });
 
   it("refuses a host that is not allowlisted", async () => {
@@ -238,14 +280,21 @@ describe("GET /sig/subjects", () => {
     for (const name of ["list-a", "list-b", "list-c", "other-d"]) {
       expect((await put(name, referencesForm({ r1: signaturePng(9, 0) }), own.apiKey)).status).toBe(200);
     }
-    const page1 = (await (await api("/sig/subjects?limit=2", { key: own.apiKey })).json()) as { subjects: { subject_reference: string; reference_counts: { anchors: number } }[]; next_cursor: string };
+    const page1 = (await (await api("/sig/subjects?limit=2", { key: own.apiKey })).json()) as {
+      subjects: { subject_reference: string; reference_counts: { anchors: number } }[];
+      next_cursor: string;
+    };
     expect(page1.subjects.map((s) => s.subject_reference)).toEqual(["other-d", "list-c"]);
     expect(page1.subjects[0].reference_counts.anchors).toBe(1);
-    const page2 = (await (await api(`/sig/subjects?limit=2&cursor=${encodeURIComponent(page1.next_cursor)}`, { key: own.apiKey })).json()) as { subjects: { subject_reference: string }[]; next_cursor: string | null };
+    const page2 = (await (
+      await api(`/sig/subjects?limit=2&cursor=${encodeURIComponent(page1.next_cursor)}`, { key: own.apiKey })
+    ).json()) as { subjects: { subject_reference: string }[]; next_cursor: string | null };
     expect(page2.subjects.map((s) => s.subject_reference)).toEqual(["list-b", "list-a"]);
     expect(page2.next_cursor).toBeNull();
 
-    const prefixed = (await (await api("/sig/subjects?q=list-", { key: own.apiKey })).json()) as { subjects: { subject_reference: string }[] };
+    const prefixed = (await (await api("/sig/subjects?q=list-", { key: own.apiKey })).json()) as {
+      subjects: { subject_reference: string }[];
+    };
     expect(prefixed.subjects.map((s) => s.subject_reference)).toEqual(["list-c", "list-b", "list-a"]);
 
     const forged = page1.next_cursor.slice(0, -2) + (page1.next_cursor.endsWith("AA") ? "BB" : "AA");
@@ -263,7 +312,9 @@ describe("deletes", () => {
     expect(res.status).toBe(204);
     expect((await api("/sig/subjects/kate", { key: org.apiKey })).status).toBe(404);
     expect(await r2Keys(`orgs/${org.orgId}/subjects/kate/`)).toEqual([]);
-    const rows = await env.DB_US.prepare("SELECT COUNT(*) AS n FROM subject_references WHERE org_id = ? AND subject_reference = 'kate'").bind(org.orgId).first<{ n: number }>();
+    const rows = await env.DB_US.prepare("SELECT COUNT(*) AS n FROM subject_references WHERE org_id = ? AND subject_reference = 'kate'")
+      .bind(org.orgId)
+      .first<{ n: number }>();
     expect(rows!.n).toBe(0);
     expect((await api("/sig/subjects/kate", { method: "DELETE", key: org.apiKey })).status).toBe(404);
   });
@@ -279,7 +330,9 @@ describe("deletes", () => {
     // Learning is a later feature: plant a learned reference as the learning consumer will store it.
     await env.DB_US.prepare(
       "INSERT INTO subject_references (org_id, subject_reference, ref_id, kind, source, status, method, file_key, content_type, byte_size, sha256, upload_id, created_at) VALUES (?, 'liam', 'learned-1', 'learned', 'learned', 'enrolled', 'learned', 'x', 'image/png', 1, 'x', 'u', '2026-01-01T00:00:00Z')",
-    ).bind(org.orgId).run();
+    )
+      .bind(org.orgId)
+      .run();
     const res = await api("/sig/subjects/liam/references/learned-1", { method: "DELETE", key: org.apiKey });
     expect((await expectProblem(res, 409, "conflict")).detail).toContain("unlearn");
   });
@@ -309,7 +362,9 @@ describe("GET .../references/{ref_id}/image", () => {
     expect(colourType).toBe(0); // grey
     expect((await api("/sig/subjects/nora/references/zz/image", { key: org.apiKey })).status).toBe(404);
     // Once the file is gone, the image is 404 too.
-    const row = await env.DB_US.prepare("SELECT file_key FROM subject_references WHERE org_id = ? AND ref_id = 'n1'").bind(org.orgId).first<{ file_key: string }>();
+    const row = await env.DB_US.prepare("SELECT file_key FROM subject_references WHERE org_id = ? AND ref_id = 'n1'")
+      .bind(org.orgId)
+      .first<{ file_key: string }>();
     await env.FILES_US.delete(row!.file_key);
     expect((await api("/sig/subjects/nora/references/n1/image", { key: org.apiKey })).status).toBe(404);
   });
@@ -355,7 +410,9 @@ describe("tenancy and permissions", () => {
 
 describe("a change whose model rebuild never ran (the process died in between)", () => {
   async function revisions(name: string) {
-    return env.DB_US.prepare("SELECT refs_revision AS refs, model_revision AS model, model_key AS key FROM subjects WHERE org_id = ? AND subject_reference = ?")
+    return env.DB_US.prepare(
+      "SELECT refs_revision AS refs, model_revision AS model, model_key AS key FROM subjects WHERE org_id = ? AND subject_reference = ?",
+    )
       .bind(org.orgId, name)
       .first<{ refs: number; model: number; key: string }>();
   }
@@ -364,13 +421,21 @@ describe("a change whose model rebuild never ran (the process died in between)",
     const files: Record<string, Uint8Array> = {};
     for (let i = 0; i < 4; i++) files[`r${i}`] = signaturePng(15, i);
     expect((await put("rita", referencesForm(files))).status).toBe(202);
-    await until(() => subject("rita"), (v) => v.reference_counts.anchors >= 4, { what: "rita's queued references to be enrolled" });
+    await until(
+      () => subject("rita"),
+      (v) => v.reference_counts.anchors >= 4,
+      { what: "rita's queued references to be enrolled" },
+    );
     // As if the consumer had enrolled r3 and died before rebuilding the model.
-    await env.DB_US.prepare("UPDATE subjects SET refs_revision = refs_revision + 1 WHERE org_id = ? AND subject_reference = 'rita'").bind(org.orgId).run();
+    await env.DB_US.prepare("UPDATE subjects SET refs_revision = refs_revision + 1 WHERE org_id = ? AND subject_reference = 'rita'")
+      .bind(org.orgId)
+      .run();
     const stale = await revisions("rita");
     expect(stale!.model).not.toBe(stale!.refs);
 
-    const row = await env.DB_US.prepare("SELECT upload_id FROM subject_references WHERE org_id = ? AND ref_id = 'r3'").bind(org.orgId).first<{ upload_id: string }>();
+    const row = await env.DB_US.prepare("SELECT upload_id FROM subject_references WHERE org_id = ? AND ref_id = 'r3'")
+      .bind(org.orgId)
+      .first<{ upload_id: string }>();
     const { enrolQueued } = await import("../../src/services/enrolment");
     const { liveEngine } = await import("../../src/services/engine-live");
     const outcome = await enrolQueued(
@@ -385,7 +450,9 @@ describe("a change whose model rebuild never ran (the process died in between)",
 
   it("is healed before a check compares with the model", async () => {
     expect((await put("sam", referencesForm({ s1: signaturePng(16, 0), s2: signaturePng(16, 1) }))).status).toBe(200);
-    await env.DB_US.prepare("UPDATE subjects SET refs_revision = refs_revision + 1 WHERE org_id = ? AND subject_reference = 'sam'").bind(org.orgId).run();
+    await env.DB_US.prepare("UPDATE subjects SET refs_revision = refs_revision + 1 WHERE org_id = ? AND subject_reference = 'sam'")
+      .bind(org.orgId)
+      .run();
     const form = new FormData();
     form.append("request", JSON.stringify({ items: [{ file: "d", subject_reference: "sam" }] }));
     form.append("d", new Blob([signaturePng(16, 2)], { type: "image/png" }), "d.png");

@@ -69,7 +69,10 @@ describe("fuzz subset: multipart bodies through the Worker", () => {
     const statuses: Record<number, number> = {};
     for (const [n, c] of cases.entries()) {
       const http = c.http!;
-      const headers: Record<string, string> = { Authorization: `Bearer ${keys[Math.floor(n / PER_ORG)]}`, "Content-Type": http.contentType };
+      const headers: Record<string, string> = {
+        Authorization: `Bearer ${keys[Math.floor(n / PER_ORG)]}`,
+        "Content-Type": http.contentType,
+      };
       if (http.route === "checks") headers["Idempotency-Key"] = `fuzz-suite-${c.index}`;
       const path = http.route === "checks" ? "/sig/checks" : "/sig/subjects/fuzz-enrol/references";
       const t = performance.now();

@@ -69,7 +69,11 @@ describe("quota gate and usage counter", () => {
 
   it("null quota is unlimited", async () => {
     const o = await org({});
-    await countUsage(env, o, Array.from({ length: 50 }, (_, i) => `j/${i}`));
+    await countUsage(
+      env,
+      o,
+      Array.from({ length: 50 }, (_, i) => `j/${i}`),
+    );
     expect(await problemOf(assertQuota(env, { org: o }, 1_000_000))).toBeNull();
   });
 

@@ -23,12 +23,29 @@ describe("hostile documents on POST /sig/checks", () => {
     const card = greyCard(120, 116);
     const lzwLoop = lzwCodes([256, 65, 259, 66, 259, 257]);
     const base = await toPdf([{ jpeg: encodeJpeg({ width: 64, height: 48, data: greyCard(64, 48) }, 80) }]);
-    const objStmBomb = withObjects(base, streamObject(99, "/Type /Obj#53tm /N 1 /First 4 /Filter [/FlateDecode /FlateDecode]", await zlib(await zlib(new Uint8Array(32 * 1024 * 1024)))));
+    const objStmBomb = withObjects(
+      base,
+      streamObject(
+        99,
+        "/Type /Obj#53tm /N 1 /First 4 /Filter [/FlateDecode /FlateDecode]",
+        await zlib(await zlib(new Uint8Array(32 * 1024 * 1024))),
+      ),
+    );
 
     const cases: [string, Uint8Array, number, string?][] = [
       ["PDF object-stream bomb behind a hex-escaped name and a filter chain", objStmBomb, 422, "too_many_pixels"],
-      ["PackBits TIFF whose strip byte count is 0xFFFFFFFF", tiffWith({ width: 120, height: 116, compression: 32773, strips: [packBits(card)], byteCounts: [0xffffffff] }), 422, "corrupt_file"],
-      ["LZW TIFF whose codes made utif2 loop", tiffWith({ width: 120, height: 116, compression: 5, strips: [concat([lzwLoop, new Uint8Array(13_900)])] }), 422, "corrupt_file"],
+      [
+        "PackBits TIFF whose strip byte count is 0xFFFFFFFF",
+        tiffWith({ width: 120, height: 116, compression: 32773, strips: [packBits(card)], byteCounts: [0xffffffff] }),
+        422,
+        "corrupt_file",
+      ],
+      [
+        "LZW TIFF whose codes made utif2 loop",
+        tiffWith({ width: 120, height: 116, compression: 5, strips: [concat([lzwLoop, new Uint8Array(13_900)])] }),
+        422,
+        "corrupt_file",
+      ],
       ["CCITT Group 3 TIFF", tiffWith({ width: 120, height: 116, compression: 3, strips: [card], bitsPerSample: 1, photometric: 0 }), 415],
     ];
     for (const [what, bytes, status, reason] of cases) {

@@ -75,7 +75,9 @@ function testApp() {
     count("multipart");
     return c.json({ size: (form.get("file") as unknown as File).size }, 201);
   });
-  app.onError((err, c) => renderProblem(isProblemError(err) ? err : new ProblemError("internal_error", "x"), env.DOCS_URL, c.get("requestId")));
+  app.onError((err, c) =>
+    renderProblem(isProblemError(err) ? err : new ProblemError("internal_error", "x"), env.DOCS_URL, c.get("requestId")),
+  );
 
   const post = (path: string, init: { key?: string; body?: BodyInit; json?: unknown; headers?: Record<string, string> } = {}) => {
     const headers = new Headers(init.headers);

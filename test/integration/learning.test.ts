@@ -77,7 +77,11 @@ async function reviewOf(key: string, jobId: string): Promise<Review | null> {
 
 /** Waits until the learning consumer has dealt with the item (its review leaves `queued`). */
 async function settled(key: string, jobId: string): Promise<Review> {
-  const review = await until(() => reviewOf(key, jobId), (r) => r !== null && r.learning.status !== "queued", { what: `learning of ${jobId}`, pauseMs: 100 });
+  const review = await until(
+    () => reviewOf(key, jobId),
+    (r) => r !== null && r.learning.status !== "queued",
+    { what: `learning of ${jobId}`, pauseMs: 100 },
+  );
   return review as Review;
 }
 

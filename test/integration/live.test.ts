@@ -111,13 +111,25 @@ describe("GET /sig/live: guidance", () => {
   it("answers a burst with one reply per frame, in order, and a 6th frame within the second with an error", async () => {
     const live = await openLive({ key: org.apiKey });
     // Small frames, so the burst is analysed well within one second.
-    const frames = [readyFrame(320, 240), emptyFrame(320, 240), darkFrame(320, 240), emptyFrame(320, 240, 3), readyFrame(320, 240, 4), readyFrame(320, 240, 5)];
+    const frames = [
+      readyFrame(320, 240),
+      emptyFrame(320, 240),
+      darkFrame(320, 240),
+      emptyFrame(320, 240, 3),
+      readyFrame(320, 240, 4),
+      readyFrame(320, 240, 5),
+    ];
     for (const f of frames) live.send(f);
     const replies = [];
     for (let i = 0; i < frames.length; i++) replies.push(await live.next());
     expect(replies.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(replies.slice(0, 5).map((r) => r.type)).toEqual(["guidance", "guidance", "guidance", "guidance", "guidance"]);
-    expect(replies.slice(0, 4).map((r) => (r.type === "guidance" ? r.cue : r.code))).toEqual(["ready", "no_signature_in_view", "too_dark", "no_signature_in_view"]);
+    expect(replies.slice(0, 4).map((r) => (r.type === "guidance" ? r.cue : r.code))).toEqual([
+      "ready",
+      "no_signature_in_view",
+      "too_dark",
+      "no_signature_in_view",
+    ]);
     expect(replies[5]).toMatchObject({ type: "error", code: "too_fast" });
     if (replies[5].type !== "error") throw new Error("expected an error");
     expect(replies[5].retry_after_ms).toBeGreaterThan(0);

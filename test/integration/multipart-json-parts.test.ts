@@ -17,7 +17,10 @@ beforeAll(async () => {
 const checkRequest = () => ({ items: [{ file: "doc", subject_reference: "bob", input_type: "signature_image" }] });
 
 /** A multipart body built by hand, as curl sends it: each part with its own headers. */
-function rawMultipart(parts: { name: string; filename?: string; type?: string; body: Uint8Array | string }[]): { body: Uint8Array; contentType: string } {
+function rawMultipart(parts: { name: string; filename?: string; type?: string; body: Uint8Array | string }[]): {
+  body: Uint8Array;
+  contentType: string;
+} {
   const boundary = `----curl${crypto.randomUUID().replace(/-/g, "")}`;
   const enc = new TextEncoder();
   const chunks: Uint8Array[] = [];
@@ -85,7 +88,12 @@ describe("multipart JSON part `request` of POST /sig/checks", () => {
 
   it("accepts a +json media type with parameters", async () => {
     const { body, contentType } = rawMultipart([
-      { name: "request", filename: "req.json", type: "application/vnd.countersign+json; charset=utf-8", body: JSON.stringify(checkRequest()) },
+      {
+        name: "request",
+        filename: "req.json",
+        type: "application/vnd.countersign+json; charset=utf-8",
+        body: JSON.stringify(checkRequest()),
+      },
       { name: "doc", filename: "doc.png", type: "image/png", body: signaturePng(WRITER, 6) },
     ]);
     await expectChecked(await post(body, contentType));

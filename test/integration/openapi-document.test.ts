@@ -35,7 +35,9 @@ describe("GET /openapi.json", () => {
   it("is an OpenAPI 3.1 document with security schemes, common parameters and tags", () => {
     expect(doc.openapi).toBe("3.1.0");
     expect(Object.keys(doc.components.securitySchemes)).toEqual(expect.arrayContaining(["apiKey", "dashboardJwt", "operator"]));
-    expect(Object.keys(doc.components.parameters)).toEqual(expect.arrayContaining(["ServiceVersion", "XRequestId", "ServiceOrg", "IdempotencyKey"]));
+    expect(Object.keys(doc.components.parameters)).toEqual(
+      expect.arrayContaining(["ServiceVersion", "XRequestId", "ServiceOrg", "IdempotencyKey"]),
+    );
     const declared = new Set(doc.tags.map((t) => t.name));
     for (const { op, method, path } of operations) {
       expect(op.tags?.length, `${method} ${path} has a tag`).toBeGreaterThan(0);
@@ -47,7 +49,14 @@ describe("GET /openapi.json", () => {
     const app = createApp();
     const served = app.routes
       // Pages (the API reference, the capture and reviewer pages) are not API operations.
-      .filter((r) => r.method !== "ALL" && r.path !== "/openapi.json" && r.path !== "/docs" && !r.path.startsWith("/review") && !r.path.startsWith("/capture"))
+      .filter(
+        (r) =>
+          r.method !== "ALL" &&
+          r.path !== "/openapi.json" &&
+          r.path !== "/docs" &&
+          !r.path.startsWith("/review") &&
+          !r.path.startsWith("/capture"),
+      )
       .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:([^/]+)/g, "{$1}")}`);
     const documented = new Set(operations.map((o) => `${o.method} ${o.path}`));
     expect(served.length).toBeGreaterThan(5);
@@ -58,11 +67,17 @@ describe("GET /openapi.json", () => {
     for (const { method, path, op } of operations) {
       const name = `${method} ${path}`;
       expect(op["x-permission"], name).toBeDefined();
-      expect(refs(op), name).toEqual(expect.arrayContaining(["#/components/parameters/XRequestId", "#/components/parameters/ServiceVersion"]));
-      const problems = Object.entries(op.responses).filter(([, r]) => isProblem(r)).map(([s]) => s);
+      expect(refs(op), name).toEqual(
+        expect.arrayContaining(["#/components/parameters/XRequestId", "#/components/parameters/ServiceVersion"]),
+      );
+      const problems = Object.entries(op.responses)
+        .filter(([, r]) => isProblem(r))
+        .map(([s]) => s);
       expect(problems, name).toContain("500");
       for (const response of Object.values(op.responses)) {
-        expect(Object.keys(response.headers ?? {}), name).toEqual(expect.arrayContaining(["X-Request-Id", "Service-Version", "Service-Latest-Version"]));
+        expect(Object.keys(response.headers ?? {}), name).toEqual(
+          expect.arrayContaining(["X-Request-Id", "Service-Version", "Service-Latest-Version"]),
+        );
       }
       const permission = op["x-permission"]!;
       if (permission === "none") continue;

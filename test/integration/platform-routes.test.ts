@@ -62,7 +62,15 @@ describe("organisations", () => {
       },
     });
     expect(res.status).toBe(201);
-    expect(await res.json()).toMatchObject({ parent_id: parent.orgId, billing: "parent", learning: false, allow_hosts: ["docs.example.com", "8.8.8.8:8080"], allow_buckets: ["scans"], monthly_quota: 1000, inbox_ttl: 3600 });
+    expect(await res.json()).toMatchObject({
+      parent_id: parent.orgId,
+      billing: "parent",
+      learning: false,
+      allow_hosts: ["docs.example.com", "8.8.8.8:8080"],
+      allow_buckets: ["scans"],
+      monthly_quota: 1000,
+      inbox_ttl: 3600,
+    });
   });
 
   it("400 naming the field for invalid input", async () => {
@@ -96,7 +104,9 @@ describe("organisations", () => {
     const res = await op(`/platform/orgs/${orgId}/billing`, { method: "PUT", json: { billing: "canceled" } });
     expect(res.status).toBe(200);
     expect(((await (await op(`/platform/orgs/${orgId}`)).json()) as { billing: string }).billing).toBe("canceled");
-    const row = await env.DB_US.prepare("SELECT actor, detail FROM audit_log WHERE org_id = ? AND action = 'org.billing'").bind(orgId).first<{ actor: string; detail: string }>();
+    const row = await env.DB_US.prepare("SELECT actor, detail FROM audit_log WHERE org_id = ? AND action = 'org.billing'")
+      .bind(orgId)
+      .first<{ actor: string; detail: string }>();
     expect(row!.actor).toBe("operator");
     expect(JSON.parse(row!.detail)).toEqual({ from: "active", to: "canceled" });
   });
@@ -134,13 +144,20 @@ describe("API keys", () => {
   it("400 for unknown permissions or a past expiry", async () => {
     expect((await op(`/platform/orgs/${org.orgId}/keys`, { method: "POST", json: { permissions: ["root"] } })).status).toBe(400);
     expect((await op(`/platform/orgs/${org.orgId}/keys`, { method: "POST", json: { permissions: [] } })).status).toBe(400);
-    const past = await op(`/platform/orgs/${org.orgId}/keys`, { method: "POST", json: { permissions: ["org:read"], expires_at: "2020-01-01T00:00:00Z" } });
+    const past = await op(`/platform/orgs/${org.orgId}/keys`, {
+      method: "POST",
+      json: { permissions: ["org:read"], expires_at: "2020-01-01T00:00:00Z" },
+    });
     expect(past.status).toBe(400);
     expect((await problem(past)).errors?.[0].field).toBe("body.expires_at");
   });
 
   it("a tenant mints keys with a subset of its own permissions, never more", async () => {
-    const denied = await api("/platform/keys", { method: "POST", key: org.apiKey, json: { permissions: ["org:read", "sig:checks:create", "org:children:access"] } });
+    const denied = await api("/platform/keys", {
+      method: "POST",
+      key: org.apiKey,
+      json: { permissions: ["org:read", "sig:checks:create", "org:children:access"] },
+    });
     expect(denied.status).toBe(403);
     const body = await problem(denied);
     expect(body.code).toBe("permission_denied");
@@ -212,8 +229,19 @@ describe("audit log", () => {
 
 describe("OpenAPI", () => {
   it("documents the platform routes with the operator security scheme", async () => {
-    const doc = (await (await api("/openapi.json")).json()) as { paths: Record<string, Record<string, { security?: unknown }>>; components: { securitySchemes?: Record<string, unknown> } };
-    for (const p of ["/platform/orgs", "/platform/orgs/{org_id}", "/platform/orgs/{org_id}/keys", "/platform/orgs/{org_id}/move", "/platform/orgs/{org_id}/audit", "/platform/me", "/platform/keys"]) {
+    const doc = (await (await api("/openapi.json")).json()) as {
+      paths: Record<string, Record<string, { security?: unknown }>>;
+      components: { securitySchemes?: Record<string, unknown> };
+    };
+    for (const p of [
+      "/platform/orgs",
+      "/platform/orgs/{org_id}",
+      "/platform/orgs/{org_id}/keys",
+      "/platform/orgs/{org_id}/move",
+      "/platform/orgs/{org_id}/audit",
+      "/platform/me",
+      "/platform/keys",
+    ]) {
       expect(doc.paths[p], p).toBeDefined();
     }
     expect(doc.paths["/platform/orgs"].post.security).toEqual([{ operator: [] }]);

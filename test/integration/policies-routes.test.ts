@@ -47,7 +47,12 @@ describe("policies", () => {
     // Same meaning, different member order and number formatting.
     const reordered =
       '{"min_references":2.0,"learning":{"min_score":9e-1,"enabled":false},"quality_floor":0.30,"thresholds":{"flag":0.5,"approve":0.750,"auto_approve":0.95}}';
-    const same = await api("/sig/policies/strict", { method: "PUT", key: a.apiKey, body: reordered, headers: { "Content-Type": "application/json" } });
+    const same = await api("/sig/policies/strict", {
+      method: "PUT",
+      key: a.apiKey,
+      body: reordered,
+      headers: { "Content-Type": "application/json" },
+    });
     expect(same.status).toBe(200);
     expect(await same.json()).toEqual(v1);
 
@@ -150,7 +155,12 @@ describe("policies", () => {
   });
 
   it("refuses malformed JSON (400 naming body), other content types (415) and bodies over 64 KiB (413)", async () => {
-    const malformed = await api("/sig/policies/p", { method: "PUT", key: a.apiKey, body: '{"thresholds":', headers: { "Content-Type": "application/json" } });
+    const malformed = await api("/sig/policies/p", {
+      method: "PUT",
+      key: a.apiKey,
+      body: '{"thresholds":',
+      headers: { "Content-Type": "application/json" },
+    });
     expect(malformed.status).toBe(400);
     expect(((await malformed.json()) as Problem).errors?.[0].field).toBe("body");
 

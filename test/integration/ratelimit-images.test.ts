@@ -14,7 +14,11 @@ async function holdRefill(orgId: string): Promise<void> {
 
 it("serves the image routes from their own bucket: they work while the API bucket is empty", async () => {
   const { orgId, apiKey } = await createOrg();
-  const put = await api("/sig/subjects/pat/references", { method: "PUT", key: apiKey, body: referencesForm({ p1: signaturePng(21, 0), p2: signaturePng(21, 1) }) });
+  const put = await api("/sig/subjects/pat/references", {
+    method: "PUT",
+    key: apiKey,
+    body: referencesForm({ p1: signaturePng(21, 0), p2: signaturePng(21, 1) }),
+  });
   expect(put.status).toBe(200);
   const check = await api("/sig/checks", {
     method: "POST",

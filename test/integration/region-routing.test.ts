@@ -24,7 +24,9 @@ describe("regions", () => {
     // Data in the old region: an audit row (org.create is already there) and a file under the org's prefix.
     await env.FILES_US.put(`orgs/${org.orgId}/inbox/a.txt`, "hello", { httpMetadata: { contentType: "text/plain" } });
     await env.FILES_US.put(`orgs/${org.orgId}-other/b.txt`, "not mine");
-    const usRowsBefore = await env.DB_US.prepare("SELECT COUNT(*) AS n FROM audit_log WHERE org_id = ?").bind(org.orgId).first<{ n: number }>();
+    const usRowsBefore = await env.DB_US.prepare("SELECT COUNT(*) AS n FROM audit_log WHERE org_id = ?")
+      .bind(org.orgId)
+      .first<{ n: number }>();
     expect(usRowsBefore!.n).toBeGreaterThanOrEqual(2); // org.create, api_key.create
 
     const begun = await operator("POST", `/platform/orgs/${org.orgId}/move/begin`, { region: "eu" });
@@ -49,8 +51,12 @@ describe("regions", () => {
     expect((await api("/platform/me", { key: org.apiKey, base: REGION_BASE.us })).status).toBe(421);
 
     // Rows and files moved; another organisation's look-alike prefix was left alone.
-    const euRows = await env.DB_EU.prepare("SELECT action FROM audit_log WHERE org_id = ? ORDER BY id").bind(org.orgId).all<{ action: string }>();
-    expect(euRows.results.map((r) => r.action)).toEqual(expect.arrayContaining(["org.create", "api_key.create", "org.move_begin", "org.move"]));
+    const euRows = await env.DB_EU.prepare("SELECT action FROM audit_log WHERE org_id = ? ORDER BY id")
+      .bind(org.orgId)
+      .all<{ action: string }>();
+    expect(euRows.results.map((r) => r.action)).toEqual(
+      expect.arrayContaining(["org.create", "api_key.create", "org.move_begin", "org.move"]),
+    );
     const usRows = await env.DB_US.prepare("SELECT COUNT(*) AS n FROM audit_log WHERE org_id = ?").bind(org.orgId).first<{ n: number }>();
     expect(usRows!.n).toBe(0);
     const file = await env.FILES_EU.get(`orgs/${org.orgId}/inbox/a.txt`);

@@ -20,8 +20,16 @@ function events(text: string): { event: string; data: unknown }[] {
     .map((b) => b.split("\n"))
     .filter((lines) => lines.some((l) => l.startsWith("event:")))
     .map((lines) => ({
-      event: lines.find((l) => l.startsWith("event:"))!.slice(6).trim(),
-      data: JSON.parse(lines.filter((l) => l.startsWith("data:")).map((l) => l.slice(5)).join("\n")),
+      event: lines
+        .find((l) => l.startsWith("event:"))!
+        .slice(6)
+        .trim(),
+      data: JSON.parse(
+        lines
+          .filter((l) => l.startsWith("data:"))
+          .map((l) => l.slice(5))
+          .join("\n"),
+      ),
     }));
 }
 
@@ -33,7 +41,14 @@ describe("POST /sig/sessions", () => {
     const res = await api("/sig/sessions", { method: "POST", key: org.apiKey, json: { subject_reference: "alice", reference: "loan-7" } });
     expect(res.status).toBe(201);
     expect(res.headers.get("Cache-Control")).toBe("no-store");
-    const s = (await res.json()) as { token: string; session_id: string; job_id: string; expires_at: string; created_at: string; capture_url: string };
+    const s = (await res.json()) as {
+      token: string;
+      session_id: string;
+      job_id: string;
+      expires_at: string;
+      created_at: string;
+      capture_url: string;
+    };
     expect(s.token).toMatch(/^svc_ses_[0-9A-Za-z]{50}$/);
     expect(s.session_id).toMatch(/^ses_[0-9A-Za-z]{16}$/);
     expect(s.job_id).toBe(`chk_ses_${s.session_id.slice(4)}`);
@@ -49,19 +64,35 @@ describe("POST /sig/sessions", () => {
   });
 
   it("answers 404 for an unknown subject, 400 for a bad lifetime or an unknown policy, 402 without billing", async () => {
-    await expectRefusal(await api("/sig/sessions", { method: "POST", key: org.apiKey, json: { subject_reference: "nobody" } }), 404, "not_found");
+    await expectRefusal(
+      await api("/sig/sessions", { method: "POST", key: org.apiKey, json: { subject_reference: "nobody" } }),
+      404,
+      "not_found",
+    );
     const tooLong = await api("/sig/sessions", { method: "POST", key: org.apiKey, json: { subject_reference: "alice", expires_in: 7200 } });
     expect(tooLong.status).toBe(400);
     expect(((await tooLong.json()) as { errors: { field: string }[] }).errors[0].field).toBe("body.expires_in");
-    const badPolicy = await api("/sig/sessions", { method: "POST", key: org.apiKey, json: { subject_reference: "alice", policy: "strict" } });
+    const badPolicy = await api("/sig/sessions", {
+      method: "POST",
+      key: org.apiKey,
+      json: { subject_reference: "alice", policy: "strict" },
+    });
     expect(badPolicy.status).toBe(400);
     const unpaid = await createOrg({ billing: "inactive" });
-    await expectRefusal(await api("/sig/sessions", { method: "POST", key: unpaid.apiKey, json: { subject_reference: "alice" } }), 402, "billing_required");
+    await expectRefusal(
+      await api("/sig/sessions", { method: "POST", key: unpaid.apiKey, json: { subject_reference: "alice" } }),
+      402,
+      "billing_required",
+    );
   });
 
   it("needs sig:checks:create", async () => {
     const reader = await createOrg({ permissions: ["sig:checks:read"] });
-    await expectRefusal(await api("/sig/sessions", { method: "POST", key: reader.apiKey, json: { subject_reference: "alice" } }), 403, "permission_denied");
+    await expectRefusal(
+      await api("/sig/sessions", { method: "POST", key: reader.apiKey, json: { subject_reference: "alice" } }),
+      403,
+      "permission_denied",
+    );
   });
 });
 
@@ -87,7 +118,10 @@ describe("a session's streamed check", () => {
 
   it("is refused as rule 6 says: 403 for references, URL inputs, policy, target, template_id, another subject or no stream; 400 for job_id", async () => {
     const s = await mintSession(org.apiKey, { subject_reference: "alice" });
-    const refs = checkForm({ items: [{ file: "doc", subject_reference: "alice", references: ["r1"] }] }, { doc: signaturePng(WRITER, 7), r1: signaturePng(WRITER, 1) });
+    const refs = checkForm(
+      { items: [{ file: "doc", subject_reference: "alice", references: ["r1"] }] },
+      { doc: signaturePng(WRITER, 7), r1: signaturePng(WRITER, 1) },
+    );
     await expectRefusal(await sessionCheck(s.token, refs), 403, "permission_denied", /references/);
     const url = await api("/sig/checks", {
       method: "POST",

@@ -24,8 +24,13 @@ describe("the Worker", () => {
 
   it("instantiates the SIMD core", async () => {
     const inst = await WebAssembly.instantiate(coreModule, {});
-    const core = inst.exports as unknown as { alloc(n: number): number; l2sq(a: number, b: number, n: number): number; memory: WebAssembly.Memory };
-    const a = core.alloc(16), b = core.alloc(16);
+    const core = inst.exports as unknown as {
+      alloc(n: number): number;
+      l2sq(a: number, b: number, n: number): number;
+      memory: WebAssembly.Memory;
+    };
+    const a = core.alloc(16),
+      b = core.alloc(16);
     new Float32Array(core.memory.buffer, a, 4).set([1, 2, 3, 4]);
     new Float32Array(core.memory.buffer, b, 4).set([0, 0, 0, 0]);
     expect(core.l2sq(a, b, 4)).toBe(30);

@@ -25,26 +25,44 @@ interface TemplateBody {
 
 describe("template routes", () => {
   it("creates a template from a PNG blank: 201 with its boxes in pixels, Location, and an audit entry", async () => {
-    const res = await postTemplate(org.apiKey, templateBody({ template_id: "loan-v3", name: "Loan v3", boxes: BOX_SPEC }, blank), "create-loan-v3");
+    const res = await postTemplate(
+      org.apiKey,
+      templateBody({ template_id: "loan-v3", name: "Loan v3", boxes: BOX_SPEC }, blank),
+      "create-loan-v3",
+    );
     const text = await res.text();
     expect(res.status, text).toBe(201);
     expect(res.headers.get("Location")).toBe("/sig/templates/loan-v3");
     const t = JSON.parse(text) as TemplateBody;
-    expect(t).toMatchObject({ template_id: "loan-v3", name: "Loan v3", blank: { media_type: "image/png", bytes: blank.byteLength, pages: [{ page: 1, width: 1240, height: 1754 }] } });
+    expect(t).toMatchObject({
+      template_id: "loan-v3",
+      name: "Loan v3",
+      blank: { media_type: "image/png", bytes: blank.byteLength, pages: [{ page: 1, width: 1240, height: 1754 }] },
+    });
     expect(t.boxes).toEqual(BOX_SPEC);
 
     // Retrying the key replays the creation.
-    const again = await postTemplate(org.apiKey, templateBody({ template_id: "loan-v3", name: "Loan v3", boxes: BOX_SPEC }, blank), "create-loan-v3");
+    const again = await postTemplate(
+      org.apiKey,
+      templateBody({ template_id: "loan-v3", name: "Loan v3", boxes: BOX_SPEC }, blank),
+      "create-loan-v3",
+    );
     expect(again.status).toBe(201);
     expect(again.headers.get("Idempotent-Replayed")).toBe("true");
 
-    const audit = (await (await operator("GET", `/platform/orgs/${org.orgId}/audit`)).json()) as { entries: { action: string; target: string }[] };
+    const audit = (await (await operator("GET", `/platform/orgs/${org.orgId}/audit`)).json()) as {
+      entries: { action: string; target: string }[];
+    };
     expect(audit.entries).toContainEqual(expect.objectContaining({ action: "template.create", target: "template:loan-v3" }));
   });
 
   it("stores the registration model once, beside the blank", async () => {
-    const row = await env.DB_US.prepare("SELECT model_key, blank_key FROM templates WHERE org_id = ? AND template_id = 'loan-v3'").bind(org.orgId).first<{ model_key: string; blank_key: string }>();
-    const model = (await (await env.FILES_US.get(row!.model_key))!.json()) as { pages: { page: number; names: string[]; model: { keypoints: number[]; zones: unknown[] } }[] };
+    const row = await env.DB_US.prepare("SELECT model_key, blank_key FROM templates WHERE org_id = ? AND template_id = 'loan-v3'")
+      .bind(org.orgId)
+      .first<{ model_key: string; blank_key: string }>();
+    const model = (await (await env.FILES_US.get(row!.model_key))!.json()) as {
+      pages: { page: number; names: string[]; model: { keypoints: number[]; zones: unknown[] } }[];
+    };
     expect(model.pages).toHaveLength(1);
     expect(model.pages[0].names).toEqual(["borrower", "co_borrower"]);
     expect(model.pages[0].model.zones).toHaveLength(2);
@@ -64,7 +82,11 @@ describe("template routes", () => {
   });
 
   it("409 when the template id exists", async () => {
-    const body = await expectProblem(await postTemplate(org.apiKey, templateBody({ template_id: "loan-v3", boxes: BOX_SPEC }, blank)), 409, "conflict");
+    const body = await expectProblem(
+      await postTemplate(org.apiKey, templateBody({ template_id: "loan-v3", boxes: BOX_SPEC }, blank)),
+      409,
+      "conflict",
+    );
     expect(body.detail).toMatch(/delete it first/);
   });
 
@@ -109,10 +131,19 @@ describe("template routes", () => {
 
   it("415 for a blank that is not PNG or PDF, and for a body that is not multipart", async () => {
     const jpeg = encodeJpeg(blankPage(400, 400));
-    const body = await expectProblem(await postTemplate(org.apiKey, templateBody({ template_id: "jpeg", boxes: BOX_SPEC }, jpeg, "image/jpeg")), 415, "unsupported_media_type");
+    const body = await expectProblem(
+      await postTemplate(org.apiKey, templateBody({ template_id: "jpeg", boxes: BOX_SPEC }, jpeg, "image/jpeg")),
+      415,
+      "unsupported_media_type",
+    );
     expect(body.detail).toMatch(/PNG or PDF/);
     await expectProblem(
-      await api("/sig/templates", { method: "POST", key: org.apiKey, json: { template_id: "j", boxes: BOX_SPEC }, headers: { "Idempotency-Key": "json-1" } }),
+      await api("/sig/templates", {
+        method: "POST",
+        key: org.apiKey,
+        json: { template_id: "j", boxes: BOX_SPEC },
+        headers: { "Idempotency-Key": "json-1" },
+      }),
       415,
       "unsupported_media_type",
     );
@@ -127,9 +158,17 @@ describe("template routes", () => {
 
   it("needs sig:settings:manage to create and an Idempotency-Key", async () => {
     const reader = await createOrg({ permissions: ["org:read"] });
-    await expectProblem(await postTemplate(reader.apiKey, templateBody({ template_id: "x", boxes: BOX_SPEC }, blank)), 403, "permission_denied");
+    await expectProblem(
+      await postTemplate(reader.apiKey, templateBody({ template_id: "x", boxes: BOX_SPEC }, blank)),
+      403,
+      "permission_denied",
+    );
     expect((await api("/sig/templates", { key: reader.apiKey })).status).toBe(200);
-    const res = await api("/sig/templates", { method: "POST", key: org.apiKey, body: templateBody({ template_id: "x", boxes: BOX_SPEC }, blank) });
+    const res = await api("/sig/templates", {
+      method: "POST",
+      key: org.apiKey,
+      body: templateBody({ template_id: "x", boxes: BOX_SPEC }, blank),
+    });
     expect(res.status).toBe(400);
   });
 
@@ -145,7 +184,11 @@ describe("template routes", () => {
     await env.DB_US.batch(rows);
     const last = await postTemplate(full.apiKey, templateBody({ template_id: "t-200", boxes: BOX_SPEC }, blank));
     expect(last.status, await last.clone().text()).toBe(201);
-    const over = await expectProblem(await postTemplate(full.apiKey, templateBody({ template_id: "t-201", boxes: BOX_SPEC }, blank)), 409, "conflict");
+    const over = await expectProblem(
+      await postTemplate(full.apiKey, templateBody({ template_id: "t-201", boxes: BOX_SPEC }, blank)),
+      409,
+      "conflict",
+    );
     expect(over.detail).toMatch(/200 templates/);
   });
 });
@@ -153,7 +196,10 @@ describe("template routes", () => {
 describe("checks with a template", () => {
   it("finds the signature in the named box of a photographed form", async () => {
     const { png, inkBox } = photographedForm(WRITER, 1);
-    const res = await postCheck(org.apiKey, checkForm({ items: [{ file: "doc", subject_reference: "bob", template_id: "loan-v3", input_type: "photo" }] }, { doc: png }));
+    const res = await postCheck(
+      org.apiKey,
+      checkForm({ items: [{ file: "doc", subject_reference: "bob", template_id: "loan-v3", input_type: "photo" }] }, { doc: png }),
+    );
     const text = await res.text();
     expect(res.status, text).toBe(200);
     const result = JSON.parse(text);
@@ -167,7 +213,10 @@ describe("checks with a template", () => {
   });
 
   it("falls back to the free search when the document does not register, and says so", async () => {
-    const res = await postCheck(org.apiKey, checkForm({ items: [{ file: "doc", subject_reference: "bob", template_id: "loan-v3" }] }, { doc: otherForm(WRITER) }));
+    const res = await postCheck(
+      org.apiKey,
+      checkForm({ items: [{ file: "doc", subject_reference: "bob", template_id: "loan-v3" }] }, { doc: otherForm(WRITER) }),
+    );
     const text = await res.text();
     expect(res.status, text).toBe(200);
     const result = JSON.parse(text);
@@ -181,24 +230,34 @@ describe("checks with a template", () => {
 
   it("400 for a template_id the tenant does not have", async () => {
     const body = await expectProblem(
-      await postCheck(org.apiKey, checkForm({ items: [{ file: "doc", subject_reference: "bob", template_id: "nope" }] }, { doc: otherForm(WRITER) })),
+      await postCheck(
+        org.apiKey,
+        checkForm({ items: [{ file: "doc", subject_reference: "bob", template_id: "nope" }] }, { doc: otherForm(WRITER) }),
+      ),
       400,
     );
     expect(body.errors[0].field).toBe("request.items[0].template_id");
     await expectProblem(
-      await postCheck(other.apiKey, checkForm({ items: [{ file: "doc", subject_reference: "bob", template_id: "loan-v3" }] }, { doc: otherForm(WRITER) })),
+      await postCheck(
+        other.apiKey,
+        checkForm({ items: [{ file: "doc", subject_reference: "bob", template_id: "loan-v3" }] }, { doc: otherForm(WRITER) }),
+      ),
       400,
     );
   });
 
   it("deletes a template and its files: 204, then 404", async () => {
-    const row = await env.DB_US.prepare("SELECT model_key FROM templates WHERE org_id = ? AND template_id = 'fractions'").bind(org.orgId).first<{ model_key: string }>();
+    const row = await env.DB_US.prepare("SELECT model_key FROM templates WHERE org_id = ? AND template_id = 'fractions'")
+      .bind(org.orgId)
+      .first<{ model_key: string }>();
     expect((await api("/sig/templates/fractions", { method: "DELETE", key: org.apiKey })).status).toBe(204);
     expect(await env.FILES_US.head(row!.model_key)).toBeNull();
     await expectProblem(await api("/sig/templates/fractions", { key: org.apiKey }), 404);
     await expectProblem(await api("/sig/templates/fractions", { method: "DELETE", key: org.apiKey }), 404);
     await expectProblem(await api("/sig/templates/loan-v3", { method: "DELETE", key: other.apiKey }), 404);
-    const audit = (await (await operator("GET", `/platform/orgs/${org.orgId}/audit`)).json()) as { entries: { action: string; target: string }[] };
+    const audit = (await (await operator("GET", `/platform/orgs/${org.orgId}/audit`)).json()) as {
+      entries: { action: string; target: string }[];
+    };
     expect(audit.entries).toContainEqual(expect.objectContaining({ action: "template.delete", target: "template:fractions" }));
   });
 });

@@ -31,11 +31,17 @@ describe("acting in a descendant organisation (Service-Org)", () => {
     const body = (await res.json()) as { acting_as: boolean; caller_org_id: string; org: { org_id: string; region: string } };
     expect(body).toMatchObject({ acting_as: true, caller_org_id: root.orgId, org: { org_id: child.orgId, region: "eu" } });
     // The child lives in eu: the audit entry is in its region, recorded with the caller's key as actor.
-    const rows = await env.DB_EU.prepare("SELECT actor, action, target, detail, request_id FROM audit_log WHERE org_id = ? AND action = 'org.act_as'")
+    const rows = await env.DB_EU.prepare(
+      "SELECT actor, action, target, detail, request_id FROM audit_log WHERE org_id = ? AND action = 'org.act_as'",
+    )
       .bind(child.orgId)
       .all<{ actor: string; action: string; target: string; detail: string; request_id: string }>();
     expect(rows.results).toHaveLength(1);
-    expect(rows.results[0]).toMatchObject({ actor: `key:${root.keyId}`, target: "GET /platform/me", request_id: res.headers.get("X-Request-Id") });
+    expect(rows.results[0]).toMatchObject({
+      actor: `key:${root.keyId}`,
+      target: "GET /platform/me",
+      request_id: res.headers.get("X-Request-Id"),
+    });
     expect(JSON.parse(rows.results[0].detail)).toEqual({ from_org: root.orgId });
   });
 
@@ -43,7 +49,9 @@ describe("acting in a descendant organisation (Service-Org)", () => {
     const token = await dashboardToken({ orgId: root.orgId, sub: "dana", permissions: ["org:read", "org:children:access"] });
     const res = await me(token, grandchild.orgId);
     expect(res.status).toBe(200);
-    const row = await env.DB_US.prepare("SELECT actor FROM audit_log WHERE org_id = ? AND action = 'org.act_as' AND actor = 'user:dana'").bind(grandchild.orgId).first();
+    const row = await env.DB_US.prepare("SELECT actor FROM audit_log WHERE org_id = ? AND action = 'org.act_as' AND actor = 'user:dana'")
+      .bind(grandchild.orgId)
+      .first();
     expect(row).toEqual({ actor: "user:dana" });
   });
 
@@ -65,7 +73,9 @@ describe("acting in a descendant organisation (Service-Org)", () => {
       expect((await problem(res)).code).toBe("not_found");
     }
     // Nothing is audited in the organisation that was refused.
-    const rows = await env.DB_US.prepare("SELECT COUNT(*) AS n FROM audit_log WHERE org_id = ? AND action = 'org.act_as'").bind(stranger.orgId).first<{ n: number }>();
+    const rows = await env.DB_US.prepare("SELECT COUNT(*) AS n FROM audit_log WHERE org_id = ? AND action = 'org.act_as'")
+      .bind(stranger.orgId)
+      .first<{ n: number }>();
     expect(rows!.n).toBe(0);
   });
 

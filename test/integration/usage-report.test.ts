@@ -31,9 +31,18 @@ describe("GET /sig/usage", () => {
     expect(empty.daily.at(-1)!.date).toBe(now.toISOString().slice(0, 10));
 
     const same = await postCheck(org.apiKey, checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(11, 5) }));
-    const other = await postCheck(org.apiKey, checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(57, 1) }));
-    const blank = await postCheck(org.apiKey, checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: encodePng(blankPage(900, 600)) }));
-    const error = await postCheck(org.apiKey, checkForm({ items: [{ file: "d", subject_reference: "ghost" }] }, { d: signaturePng(11, 5) }));
+    const other = await postCheck(
+      org.apiKey,
+      checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(57, 1) }),
+    );
+    const blank = await postCheck(
+      org.apiKey,
+      checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: encodePng(blankPage(900, 600)) }),
+    );
+    const error = await postCheck(
+      org.apiKey,
+      checkForm({ items: [{ file: "d", subject_reference: "ghost" }] }, { d: signaturePng(11, 5) }),
+    );
     const decisions = [];
     for (const r of [same, other, blank, error]) {
       expect(r.status).toBe(200);

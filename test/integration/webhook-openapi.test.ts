@@ -7,7 +7,12 @@ import { env } from "cloudflare:workers";
 
 type Doc = {
   paths: Record<string, Record<string, { "x-permission"?: string; "x-idempotency"?: string; responses: Record<string, unknown> }>>;
-  webhooks: Record<string, { post: { requestBody: { content: { "application/json": { schema: { $ref: string } } } }; parameters?: { name: string; in: string }[] } }>;
+  webhooks: Record<
+    string,
+    {
+      post: { requestBody: { content: { "application/json": { schema: { $ref: string } } } }; parameters?: { name: string; in: string }[] };
+    }
+  >;
   components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
 };
 
@@ -19,7 +24,9 @@ describe("webhooks in the OpenAPI document", () => {
       const op = doc.webhooks[kind.type].post;
       const ref = op.requestBody.content["application/json"].schema.$ref.split("/").pop()!;
       expect(doc.components.schemas[ref].properties, kind.type).toHaveProperty("data");
-      expect(op.parameters?.map((p) => p.name)).toEqual(expect.arrayContaining(["Service-Webhook-Id", "Service-Webhook-Timestamp", "Service-Signature"]));
+      expect(op.parameters?.map((p) => p.name)).toEqual(
+        expect.arrayContaining(["Service-Webhook-Id", "Service-Webhook-Timestamp", "Service-Signature"]),
+      );
     }
     expect(doc.components.schemas).toHaveProperty("JobEventData");
     expect(doc.components.schemas).toHaveProperty("CheckResult");
@@ -48,6 +55,13 @@ describe("webhooks in the OpenAPI document", () => {
       body: JSON.stringify({ type: "check.completed", data: { record_id: "r" } }),
     });
     expect(bad.status).toBe(400);
-    expect((await operator("POST", `/platform/orgs/${orgId}/archive-events`, { type: "archive.hold.applied", data: { record_id: "r", hold_id: "h" } })).status).toBe(202);
+    expect(
+      (
+        await operator("POST", `/platform/orgs/${orgId}/archive-events`, {
+          type: "archive.hold.applied",
+          data: { record_id: "r", hold_id: "h" },
+        })
+      ).status,
+    ).toBe(202);
   });
 });

@@ -67,7 +67,11 @@ describe("webhooks follow the pinned version", () => {
     const t0 = new Date();
     const hours = (h: number) => () => new Date(t0.getTime() + h * 3600_000);
 
-    await publishEvent({ ...(await tenantOf(org.orgId)), registry: TEST_REGISTRY }, "sig", { id: "evt_pin_1", type: "reference.enrolled", data: enrolled(1) });
+    await publishEvent({ ...(await tenantOf(org.orgId)), registry: TEST_REGISTRY }, "sig", {
+      id: "evt_pin_1",
+      type: "reference.enrolled",
+      data: enrolled(1),
+    });
     const [before] = await waitForWebhooks(path, (g) => g.length === 1);
     expect(before.version).toBe("2026-09-27");
     expect(before.body).toMatchObject({ version: "2026-09-27", data: { ref_id: "r1", time: "2027-04-01T00:00:00.000Z" } });
@@ -75,7 +79,11 @@ describe("webhooks follow the pinned version", () => {
 
     const up = await changePin({ ...(await tenantOf(org.orgId)), registry: TEST_REGISTRY, now: hours(0) }, "2027-03-01", "user:u1");
     expect(up.state).toMatchObject({ pinned_version: "2027-03-01", rollback: { to: "2026-09-27" } });
-    await publishEvent({ ...(await tenantOf(org.orgId)), registry: TEST_REGISTRY }, "sig", { id: "evt_pin_2", type: "reference.enrolled", data: enrolled(2) });
+    await publishEvent({ ...(await tenantOf(org.orgId)), registry: TEST_REGISTRY }, "sig", {
+      id: "evt_pin_2",
+      type: "reference.enrolled",
+      data: enrolled(2),
+    });
     const got = await waitForWebhooks(path, (g) => g.length === 2);
     expect(got[1].version).toBe("2027-03-01");
     expect(got[1].body).toMatchObject({ version: "2027-03-01", data: { ref_id: "r2", at: "2027-04-01T00:00:00.000Z" } });
@@ -84,19 +92,27 @@ describe("webhooks follow the pinned version", () => {
     // Within 72 h the upgrade can be undone; webhooks follow the pin back.
     const back = await changePin({ ...(await tenantOf(org.orgId)), registry: TEST_REGISTRY, now: hours(71.5) }, "2026-09-27", "user:u1");
     expect(back.state.pinned_version).toBe("2026-09-27");
-    await publishEvent({ ...(await tenantOf(org.orgId)), registry: TEST_REGISTRY }, "sig", { id: "evt_pin_3", type: "reference.enrolled", data: enrolled(3) });
+    await publishEvent({ ...(await tenantOf(org.orgId)), registry: TEST_REGISTRY }, "sig", {
+      id: "evt_pin_3",
+      type: "reference.enrolled",
+      data: enrolled(3),
+    });
     expect((await waitForWebhooks(path, (g) => g.length === 3))[2].version).toBe("2026-09-27");
 
     // Upgraded again; 72 hours later the rollback is refused.
     await changePin({ ...(await tenantOf(org.orgId)), registry: TEST_REGISTRY, now: hours(72) }, "2027-03-01", "user:u1");
-    await expect(changePin({ ...(await tenantOf(org.orgId)), registry: TEST_REGISTRY, now: hours(144) }, "2026-09-27", "user:u1")).rejects.toMatchObject({
+    await expect(
+      changePin({ ...(await tenantOf(org.orgId)), registry: TEST_REGISTRY, now: hours(144) }, "2026-09-27", "user:u1"),
+    ).rejects.toMatchObject({
       code: "conflict",
       status: 409,
       extensions: { reason: "rollback_expired" },
     });
     expect((await directory(env.DIRECTORY).getOrg(org.orgId))!.pinnedVersion).toBe("2027-03-01");
 
-    const audit = (await (await api("/platform/audit", { key: org.apiKey })).json()) as { entries: { action: string; actor: string; detail: unknown }[] };
+    const audit = (await (await api("/platform/audit", { key: org.apiKey })).json()) as {
+      entries: { action: string; actor: string; detail: unknown }[];
+    };
     const pins = audit.entries.filter((e) => e.action.startsWith("org.version_")).map((e) => [e.action, e.detail]);
     expect(pins).toEqual([
       ["org.version_upgrade", { from: "2026-09-27", to: "2027-03-01" }],
@@ -127,7 +143,13 @@ describe("queued enrolments", () => {
   it("send reference.enrolled and reference.rejected once each queued reference has its outcome", async () => {
     const org = await createOrg();
     const { path } = await hook(org, ["reference.enrolled", "reference.rejected"]);
-    const files: Record<string, Uint8Array> = { r0: signaturePng(21, 0), r1: signaturePng(21, 1), r2: signaturePng(21, 2), r3: signaturePng(21, 3), r4: encodePng(blankPage(600, 300)) };
+    const files: Record<string, Uint8Array> = {
+      r0: signaturePng(21, 0),
+      r1: signaturePng(21, 1),
+      r2: signaturePng(21, 2),
+      r3: signaturePng(21, 3),
+      r4: encodePng(blankPage(600, 300)),
+    };
     const res = await api("/sig/subjects/carol/references", { method: "PUT", key: org.apiKey, body: referencesForm(files) });
     expect(res.status).toBe(202);
     const got = await waitForWebhooks(path, (g) => g.length === 2);
@@ -141,18 +163,39 @@ describe("queued enrolments", () => {
 describe("address checks at every delivery", () => {
   it("refuses to send when the endpoint's name now resolves to a private address, and logs why", async () => {
     const org = await createOrg();
-    const res = await api("/sig/webhooks", { method: "POST", key: org.apiKey, json: { url: "https://rebind.example.com/hook", events: ["job.failed"] } });
+    const res = await api("/sig/webhooks", {
+      method: "POST",
+      key: org.apiKey,
+      json: { url: "https://rebind.example.com/hook", events: ["job.failed"] },
+    });
     expect(res.status).toBe(201);
     const { webhook_id } = (await res.json()) as { webhook_id: string };
     const tenant = await tenantOf(org.orgId);
     const now = new Date().toISOString();
     // Recorded without a queue message, so this test drives the one attempt itself.
-    await webhooksRepo(tenant.store.db).recordEvent({ org_id: org.orgId, event_id: "evt_rebind", type: "job.failed", version: "2026-09-27", body: "{}", created_at: now }, [
-      {
-        org_id: org.orgId, delivery_id: "whd_rebind", webhook_id, event_id: "evt_rebind", event_type: "job.failed", status: "pending", trigger: "event",
-        attempts: 0, final_attempt: 3, next_attempt_at: now, lease_until: null, last_status_code: null, last_error: null, created_at: now, updated_at: now, completed_at: null,
-      },
-    ]);
+    await webhooksRepo(tenant.store.db).recordEvent(
+      { org_id: org.orgId, event_id: "evt_rebind", type: "job.failed", version: "2026-09-27", body: "{}", created_at: now },
+      [
+        {
+          org_id: org.orgId,
+          delivery_id: "whd_rebind",
+          webhook_id,
+          event_id: "evt_rebind",
+          event_type: "job.failed",
+          status: "pending",
+          trigger: "event",
+          attempts: 0,
+          final_attempt: 3,
+          next_attempt_at: now,
+          lease_until: null,
+          last_status_code: null,
+          last_error: null,
+          created_at: now,
+          updated_at: now,
+          completed_at: null,
+        },
+      ],
+    );
     let fetched = 0;
     const outcome = await attemptDelivery(
       {
@@ -168,12 +211,19 @@ describe("address checks at every delivery", () => {
     );
     expect(fetched).toBe(0);
     expect(outcome).toMatchObject({ kind: "next", message: { attempt: 2 } });
-    const log = (await (await api(`/sig/webhooks/${webhook_id}/attempts`, { key: org.apiKey })).json()) as { attempts: { error: string; status_code: number | null }[] };
+    const log = (await (await api(`/sig/webhooks/${webhook_id}/attempts`, { key: org.apiKey })).json()) as {
+      attempts: { error: string; status_code: number | null }[];
+    };
     expect(log.attempts).toHaveLength(1);
     expect(log.attempts[0]).toMatchObject({ status_code: null });
     expect(log.attempts[0].error).toMatch(/^address_not_allowed: rebind\.example\.com resolves to 10\.0\.0\.7/);
     // A duplicate of the same attempt's message finds it taken and sends nothing.
-    expect(await attemptDelivery({ ...tenant, resolve: async () => ["93.184.216.34"] }, { kind: "webhook_delivery", orgId: org.orgId, deliveryId: "whd_rebind", attempt: 1, due: Date.now() })).toEqual({
+    expect(
+      await attemptDelivery(
+        { ...tenant, resolve: async () => ["93.184.216.34"] },
+        { kind: "webhook_delivery", orgId: org.orgId, deliveryId: "whd_rebind", attempt: 1, due: Date.now() },
+      ),
+    ).toEqual({
       kind: "done",
     });
   });
@@ -190,22 +240,46 @@ describe("address checks at every delivery", () => {
       const endpoint = (await res.json()) as { webhook_id: string; secret: string };
       ids[path] = endpoint.webhook_id;
       const eventId = `evt_${path.split("/")[2]}`;
-      await webhooksRepo(tenant.store.db).recordEvent({ org_id: org.orgId, event_id: eventId, type: "job.failed", version: "2026-09-27", body: "{}", created_at: now }, [
-        {
-          org_id: org.orgId, delivery_id: `whd_${path.split("/")[2]}`, webhook_id: endpoint.webhook_id, event_id: eventId, event_type: "job.failed", status: "pending",
-          trigger: "event", attempts: 0, final_attempt: 1, next_attempt_at: now, lease_until: null, last_status_code: null, last_error: null, created_at: now, updated_at: now, completed_at: null,
-        },
-      ]);
+      await webhooksRepo(tenant.store.db).recordEvent(
+        { org_id: org.orgId, event_id: eventId, type: "job.failed", version: "2026-09-27", body: "{}", created_at: now },
+        [
+          {
+            org_id: org.orgId,
+            delivery_id: `whd_${path.split("/")[2]}`,
+            webhook_id: endpoint.webhook_id,
+            event_id: eventId,
+            event_type: "job.failed",
+            status: "pending",
+            trigger: "event",
+            attempts: 0,
+            final_attempt: 1,
+            next_attempt_at: now,
+            lease_until: null,
+            last_status_code: null,
+            last_error: null,
+            created_at: now,
+            updated_at: now,
+            completed_at: null,
+          },
+        ],
+      );
     }
     await registerReceiver(slow, { secrets: [], delay_ms: 3000 });
     await registerReceiver(chatty, { secrets: [], statuses: [502], body: "e".repeat(5000) });
     const config = { ...retryConfig({ schedule: "0,0", disableAfter: "999999" }), attemptTimeoutMs: 300 };
     for (const path of [slow, chatty]) {
-      const outcome = await attemptDelivery({ ...tenant, config }, { kind: "webhook_delivery", orgId: org.orgId, deliveryId: `whd_${path.split("/")[2]}`, attempt: 1, due: Date.now() });
+      const outcome = await attemptDelivery(
+        { ...tenant, config },
+        { kind: "webhook_delivery", orgId: org.orgId, deliveryId: `whd_${path.split("/")[2]}`, attempt: 1, due: Date.now() },
+      );
       expect(outcome).toEqual({ kind: "done" });
     }
     const log = async (path: string) =>
-      ((await (await api(`/sig/webhooks/${ids[path]}/attempts`, { key: org.apiKey })).json()) as { attempts: { error: string; status_code: number | null; response_body: string | null; duration_ms: number }[] }).attempts[0];
+      (
+        (await (await api(`/sig/webhooks/${ids[path]}/attempts`, { key: org.apiKey })).json()) as {
+          attempts: { error: string; status_code: number | null; response_body: string | null; duration_ms: number }[];
+        }
+      ).attempts[0];
     const timedOut = await log(slow);
     expect(timedOut).toMatchObject({ status_code: null, response_body: null });
     expect(timedOut.error).toMatch(/^timeout: no answer within 300 ms/);
@@ -213,7 +287,9 @@ describe("address checks at every delivery", () => {
     expect(answered.status_code).toBe(502);
     expect(answered.response_body).toBe("e".repeat(1024));
     // One attempt was all it had: the delivery is failed.
-    const [d] = ((await (await api(`/sig/webhooks/${ids[chatty]}/deliveries`, { key: org.apiKey })).json()) as { deliveries: { status: string }[] }).deliveries;
+    const [d] = (
+      (await (await api(`/sig/webhooks/${ids[chatty]}/deliveries`, { key: org.apiKey })).json()) as { deliveries: { status: string }[] }
+    ).deliveries;
     expect(d.status).toBe("failed");
   });
 });

@@ -15,9 +15,25 @@ import { api, createOrg, operator, type CreatedOrg } from "../helpers/tenant";
 import { outsideUrl, receivedWebhooks, registerReceiver, uniquePath, waitForWebhooks, type ReceivedWebhook } from "../helpers/outside";
 import { until } from "../helpers/wait";
 
-type Endpoint = { webhook_id: string; url: string; events: string[]; enabled: boolean; disabled_reason: string | null; secret?: string; product: string };
+type Endpoint = {
+  webhook_id: string;
+  url: string;
+  events: string[];
+  enabled: boolean;
+  disabled_reason: string | null;
+  secret?: string;
+  product: string;
+};
 type Delivery = { delivery_id: string; event_id: string; event_type: string; status: string; attempts: number; trigger: string };
-type Attempt = { attempt: number; status_code: number | null; error: string | null; response_body: string | null; succeeded: boolean; duration_ms: number; event_id: string };
+type Attempt = {
+  attempt: number;
+  status_code: number | null;
+  error: string | null;
+  response_body: string | null;
+  succeeded: boolean;
+  duration_ms: number;
+  event_id: string;
+};
 
 const SIG = "/sig/webhooks";
 const ARCHIVE = "/archive/webhooks";
@@ -95,12 +111,20 @@ describe("verification webhook endpoints", () => {
     expect(p2.next_cursor).toBeNull();
     const bad = await api(`${SIG}?cursor=forged`, { key: reader.apiKey });
     expect(bad.status).toBe(400);
-    const denied = await api(SIG, { method: "POST", key: reader.apiKey, json: { url: "https://hooks.example.com/x", events: ["job.failed"] } });
+    const denied = await api(SIG, {
+      method: "POST",
+      key: reader.apiKey,
+      json: { url: "https://hooks.example.com/x", events: ["job.failed"] },
+    });
     expect(denied.status).toBe(403);
     expect(((await denied.json()) as { detail: string }).detail).toContain("sig:settings:manage");
     expect((await api(`${SIG}/${ids[0]}`, { method: "DELETE", key: reader.apiKey })).status).toBe(403);
 
-    const patched = await api(`${SIG}/${ids[0]}`, { method: "PATCH", key: org.apiKey, json: { events: ["job.completed"], enabled: false } });
+    const patched = await api(`${SIG}/${ids[0]}`, {
+      method: "PATCH",
+      key: org.apiKey,
+      json: { events: ["job.completed"], enabled: false },
+    });
     expect(patched.status).toBe(200);
     expect(await patched.json()).toMatchObject({ events: ["job.completed"], enabled: false, disabled_reason: "manual" });
     expect((await api(`${SIG}/${ids[0]}`, { method: "DELETE", key: org.apiKey })).status).toBe(204);
@@ -140,8 +164,18 @@ describe("verification webhook endpoints", () => {
     }
     // The loopback receiver is allowed only through the development setting (WEBHOOK_DEV_HOSTS: its host:port).
     const loopback = new URL(env.TEST_OUTSIDE_URL);
-    expect((await api(SIG, { method: "POST", key: org.apiKey, json: { url: `${loopback.origin}/ok`, events: ["job.completed"] } })).status).toBe(201);
-    expect((await api(SIG, { method: "POST", key: org.apiKey, json: { url: `http://127.0.0.1:${Number(loopback.port) + 1}/x`, events: ["job.completed"] } })).status).toBe(400);
+    expect(
+      (await api(SIG, { method: "POST", key: org.apiKey, json: { url: `${loopback.origin}/ok`, events: ["job.completed"] } })).status,
+    ).toBe(201);
+    expect(
+      (
+        await api(SIG, {
+          method: "POST",
+          key: org.apiKey,
+          json: { url: `http://127.0.0.1:${Number(loopback.port) + 1}/x`, events: ["job.completed"] },
+        })
+      ).status,
+    ).toBe(400);
     // The same rules on a change of URL.
     const { webhook_id } = await createEndpoint(org, SIG, "https://hooks.example.com/y", ["job.completed"]);
     expect((await api(`${SIG}/${webhook_id}`, { method: "PATCH", key: org.apiKey, json: { url: "https://10.0.0.1/" } })).status).toBe(400);
@@ -158,7 +192,13 @@ describe("verification webhook endpoints", () => {
     expect(got.verified).toEqual([true]);
     expect(got.id).toBe(queued.event_id);
     expect(got.version).toBe("2026-09-27");
-    expect(got.body).toMatchObject({ id: queued.event_id, type: "webhook.test", org_id: org.orgId, version: "2026-09-27", data: { webhook_id: endpoint.webhook_id } });
+    expect(got.body).toMatchObject({
+      id: queued.event_id,
+      type: "webhook.test",
+      org_id: org.orgId,
+      version: "2026-09-27",
+      data: { webhook_id: endpoint.webhook_id },
+    });
     const [delivered] = await waitForDeliveries(org, SIG, endpoint.webhook_id, (d) => d[0]?.status === "succeeded");
     expect(delivered).toMatchObject({ delivery_id: queued.delivery_id, attempts: 1 });
     const log = await attempts(org, SIG, endpoint.webhook_id);
@@ -193,7 +233,9 @@ describe("verification webhook endpoints", () => {
     expect(read).not.toContain(endpoint.secret);
 
     await registerReceiver(path, { secrets: [endpoint.secret, body.secret, "whsec_" + btoa("x".repeat(32))] });
-    expect((await api(`${SIG}/${endpoint.webhook_id}/test`, { method: "POST", key: org.apiKey, headers: { "Idempotency-Key": "t-2" } })).status).toBe(202);
+    expect(
+      (await api(`${SIG}/${endpoint.webhook_id}/test`, { method: "POST", key: org.apiKey, headers: { "Idempotency-Key": "t-2" } })).status,
+    ).toBe(202);
     const [got] = await waitForWebhooks(path, (g) => g.length === 1);
     // Old and new secret both verify; an unrelated one does not.
     expect(got.verified).toEqual([true, true, false]);
@@ -206,7 +248,12 @@ describe("delivery: retries, the log, failure and disabling", () => {
   it("a receiver failing twice then succeeding gets the message three times with the same id; the log shows all three", async () => {
     const org = await createOrg();
     const { path, endpoint } = await endpointWithReceiver(org, ARCHIVE, ["archive.record.filed"], [500, 503, 200]);
-    const published = await publishArchive(org.orgId, "archive.record.filed", { record_id: "rec-1", filed_at: "2026-11-01T10:00:00Z" }, "filed-1");
+    const published = await publishArchive(
+      org.orgId,
+      "archive.record.filed",
+      { record_id: "rec-1", filed_at: "2026-11-01T10:00:00Z" },
+      "filed-1",
+    );
     expect(published).toMatchObject({ deliveries: 1, duplicate: false });
     const got = await waitForWebhooks(path, (g) => g.length === 3);
     expect(got.map((g) => g.status)).toEqual([500, 503, 200]);
@@ -247,7 +294,10 @@ describe("delivery: retries, the log, failure and disabling", () => {
 
     const [notice] = await waitForWebhooks(watcher.path, (g) => g.length === 1);
     expect(notice.verified).toEqual([true]);
-    expect(notice.body).toMatchObject({ type: "webhook.endpoint_disabled", data: { webhook_id: endpoint.webhook_id, product: "archive", reason: "failing" } });
+    expect(notice.body).toMatchObject({
+      type: "webhook.endpoint_disabled",
+      data: { webhook_id: endpoint.webhook_id, product: "archive", reason: "failing" },
+    });
     const list = (await (await api(ARCHIVE, { key: org.apiKey })).json()) as { endpoints: Endpoint[] };
     expect(list.endpoints[0]).toMatchObject({ webhook_id: endpoint.webhook_id, enabled: false, disabled_reason: "failing" });
     const audit = (await (await api("/platform/audit", { key: org.apiKey })).json()) as { entries: { action: string; target: string }[] };
@@ -286,10 +336,29 @@ describe("delivery: retries, the log, failure and disabling", () => {
 describe("products are kept apart", () => {
   it("archive endpoints never receive verification events, and verification endpoints never archive events", async () => {
     const org = await createOrg();
-    const sigAll = ["check.completed", "job.completed", "job.failed", "reference.enrolled", "reference.rejected", "webhook.endpoint_disabled"];
-    const archiveAll = ["archive.record.filed", "archive.hold.applied", "archive.hold.released", "archive.record.disposed", "archive.integrity.alert", "archive.export.ready", "archive.restore.ready"];
+    const sigAll = [
+      "check.completed",
+      "job.completed",
+      "job.failed",
+      "reference.enrolled",
+      "reference.rejected",
+      "webhook.endpoint_disabled",
+    ];
+    const archiveAll = [
+      "archive.record.filed",
+      "archive.hold.applied",
+      "archive.hold.released",
+      "archive.record.disposed",
+      "archive.integrity.alert",
+      "archive.export.ready",
+      "archive.restore.ready",
+    ];
     // Choosing another product's events is refused.
-    const wrong = await api(SIG, { method: "POST", key: org.apiKey, json: { url: "https://hooks.example.com/s", events: ["archive.record.filed"] } });
+    const wrong = await api(SIG, {
+      method: "POST",
+      key: org.apiKey,
+      json: { url: "https://hooks.example.com/s", events: ["archive.record.filed"] },
+    });
     expect(wrong.status).toBe(400);
     const wrong2 = await api(ARCHIVE, {
       method: "POST",
@@ -309,7 +378,15 @@ describe("products are kept apart", () => {
     await publishEvent(await tenantOf(org.orgId), "sig", {
       id: "evt_sig_1",
       type: "reference.enrolled",
-      data: { subject_reference: "s", ref_id: "r", status: "enrolled", source: "unverified", rejected_reason: null, rejected_detail: null, at: new Date().toISOString() },
+      data: {
+        subject_reference: "s",
+        ref_id: "r",
+        status: "enrolled",
+        source: "unverified",
+        rejected_reason: null,
+        rejected_detail: null,
+        at: new Date().toISOString(),
+      },
     });
     const arch = await waitForWebhooks(archive.path, (g) => g.length === 7);
     const sigGot = await waitForWebhooks(sig.path, (g) => g.length === 1);
@@ -332,12 +409,20 @@ describe("products are kept apart", () => {
     expect(((await denied.json()) as { detail: string }).detail).toContain("archive:webhooks:manage");
     expect((await api(ARCHIVE, { key: org.apiKey })).status).toBe(200);
     const full = await createOrg();
-    const missingKey = await api(ARCHIVE, { method: "POST", key: full.apiKey, json: { url: "https://hooks.example.com/a", events: ["archive.record.filed"] } });
+    const missingKey = await api(ARCHIVE, {
+      method: "POST",
+      key: full.apiKey,
+      json: { url: "https://hooks.example.com/a", events: ["archive.record.filed"] },
+    });
     expect(missingKey.status).toBe(400);
 
     // The archive's test send and delivery log.
     const { path, endpoint } = await endpointWithReceiver(full, ARCHIVE, ["archive.restore.ready"]);
-    const sent = await api(`${ARCHIVE}/${endpoint.webhook_id}/test`, { method: "POST", key: full.apiKey, headers: { "Idempotency-Key": "at-1" } });
+    const sent = await api(`${ARCHIVE}/${endpoint.webhook_id}/test`, {
+      method: "POST",
+      key: full.apiKey,
+      headers: { "Idempotency-Key": "at-1" },
+    });
     expect(sent.status).toBe(202);
     const [got] = await waitForWebhooks(path, (g) => g.length === 1);
     expect(got.verified).toEqual([true]);
@@ -382,10 +467,17 @@ describe("a queued check job", () => {
       attempts: 2,
       body: { kind: "check_item", orgId: org.orgId, jobId: "hooked-1", index },
     }));
-    await Promise.all([1, 2].map(() => worker.queue(createMessageBatch("countersign-check-items", messages), env, createExecutionContext())));
+    await Promise.all(
+      [1, 2].map(() => worker.queue(createMessageBatch("countersign-check-items", messages), env, createExecutionContext())),
+    );
     const [first] = await deliveries(org, SIG, a.endpoint.webhook_id);
     const dup = createMessageBatch("countersign-webhook-deliveries", [
-      { id: "dup-1", timestamp: new Date(), attempts: 1, body: { kind: "webhook_delivery", orgId: org.orgId, deliveryId: first.delivery_id, attempt: 1, due: Date.now() } },
+      {
+        id: "dup-1",
+        timestamp: new Date(),
+        attempts: 1,
+        body: { kind: "webhook_delivery", orgId: org.orgId, deliveryId: first.delivery_id, attempt: 1, due: Date.now() },
+      },
     ]);
     const ctx = createExecutionContext();
     await worker.queue(dup, env, ctx);
@@ -399,7 +491,10 @@ describe("a queued check job", () => {
     const types = got.map((g) => g.body!.type).sort();
     expect(types).toEqual(["check.completed", "check.completed", "check.completed", "job.completed"]);
     expect(new Set(got.map((g) => g.id)).size).toBe(4);
-    const items = got.filter((g) => g.body!.type === "check.completed").map((g) => (g.body!.data as { check_id: string }).check_id).sort();
+    const items = got
+      .filter((g) => g.body!.type === "check.completed")
+      .map((g) => (g.body!.data as { check_id: string }).check_id)
+      .sort();
     expect(items).toEqual(["hooked-1/0", "hooked-1/1", "hooked-1/2"]);
     const job = got.find((g) => g.body!.type === "job.completed")!;
     expect(job.body!.data).toMatchObject({ job_id: "hooked-1", status: "completed", item_count: 3, completed_items: 3, errored_items: 1 });

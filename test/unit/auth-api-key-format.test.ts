@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { constantTimeEqual, displayPrefix, hashSecret, mintApiKey, parseApiKey, randomBase62, secretMatches } from "../../src/domain/api-key";
+import {
+  constantTimeEqual,
+  displayPrefix,
+  hashSecret,
+  mintApiKey,
+  parseApiKey,
+  randomBase62,
+  secretMatches,
+} from "../../src/domain/api-key";
 
 describe("API key format", () => {
   it("mints svc_<env>_<50 base62> carrying version, region hint, key id and secret", async () => {

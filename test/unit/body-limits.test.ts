@@ -205,7 +205,10 @@ describe("bodies the handler does not read to the end", () => {
     small.post("/echo-length", async (c) => c.json({ length: (await c.req.arrayBuffer()).byteLength }));
     small.onError((err, c) => renderProblem(isProblemError(err) ? err : new ProblemError("internal_error", String(err)), DOCS));
     const { seen, stream } = trackedBody(1000, 100);
-    const res = await small.fetch(new Request("https://x.test/echo-length", { method: "POST", body: stream, duplex: "half" } as RequestInit), { DOCS_URL: DOCS });
+    const res = await small.fetch(
+      new Request("https://x.test/echo-length", { method: "POST", body: stream, duplex: "half" } as RequestInit),
+      { DOCS_URL: DOCS },
+    );
     expect(res.status).toBe(413);
     expect(seen.cancelled).toBe(true);
     expect(seen.pulls).toBeLessThan(100);

@@ -13,17 +13,20 @@ const tree = import.meta.glob(["../../src/{domain,verify,storage}/**/*.ts", "../
 const fixture: [string, string][] = [
   [
     "src/storage/orgs.ts",
+    ['import { and } from "drizzle-orm";', "import {", "  type Org,", "  type Tenant,", '} from "../http/context";', ""].join("\n"),
+  ],
+  [
+    "src/domain/rules.ts",
     [
-      'import { and } from "drizzle-orm";',
-      "import {",
-      "  type Org,",
-      "  type Tenant,",
-      '} from "../http/context";',
-      "",
+      '// Once: import { x } from "../http/schemas";',
+      '/* import y from "../routes/z"; */',
+      'export { thing } from "../routes/checks/schemas";',
     ].join("\n"),
   ],
-  ["src/domain/rules.ts", ['// Once: import { x } from "../http/schemas";', "/* import y from \"../routes/z\"; */", 'export { thing } from "../routes/checks/schemas";'].join("\n")],
-  ["src/verify/steps.ts", ['const doc = `import { z } from "hono"`;', "const re = /\"/g;", 'const hono = await import("hono/streaming");'].join("\n")],
+  [
+    "src/verify/steps.ts",
+    ['const doc = `import { z } from "hono"`;', 'const re = /"/g;', 'const hono = await import("hono/streaming");'].join("\n"),
+  ],
   ["durable-objects/gate.ts", ['import type { Env } from "../src/env";', 'import type { AppEnv } from "../src/http/context";'].join("\n")],
   ["src/domain/sub/deep.ts", 'import { z } from "@hono/zod-openapi";\nimport { y } from "zod";'],
   // Outside the guarded layers: the HTTP layer and services may import anything.

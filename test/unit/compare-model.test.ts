@@ -21,8 +21,12 @@ describe("reference model and comparison", () => {
   it("scores a same-writer signing clearly above other writers' signatures", () => {
     for (const refCount of [1, 3, 5]) {
       const model = buildReferenceModel(core, refsOf(100, [1, 2, 3, 4, 5].slice(0, refCount)));
-      const genuine = [11, 12, 13, 14].map((v) => compareToModel(core, extractFeatures(core, renderSignature(makeWriter(100), { variant: v })), model).score);
-      const others = [101, 102, 103, 104, 105, 106].map((s) => compareToModel(core, extractFeatures(core, renderSignature(makeWriter(s), { variant: 1 })), model).score);
+      const genuine = [11, 12, 13, 14].map(
+        (v) => compareToModel(core, extractFeatures(core, renderSignature(makeWriter(100), { variant: v })), model).score,
+      );
+      const others = [101, 102, 103, 104, 105, 106].map(
+        (s) => compareToModel(core, extractFeatures(core, renderSignature(makeWriter(s), { variant: 1 })), model).score,
+      );
       expect(Math.min(...genuine)).toBeGreaterThan(Math.max(...others) + 0.2);
       expect(Math.max(...others)).toBeLessThan(0.1);
       // With several references most genuine signings are approved outright.
@@ -48,7 +52,10 @@ describe("reference model and comparison", () => {
 
   it("uses synthetic variants to estimate the spread of a single reference", () => {
     const withRaster = buildReferenceModel(core, refsOf(400, [1]));
-    const without = buildReferenceModel(core, refsOf(400, [1]).map(({ refId, features }) => ({ refId, features })));
+    const without = buildReferenceModel(
+      core,
+      refsOf(400, [1]).map(({ refId, features }) => ({ refId, features })),
+    );
     expect(withRaster.basis.variants).toBeGreaterThan(0);
     expect(without.basis.variants).toBe(0);
     expect(withRaster.stats.mean).not.toEqual(without.stats.mean);
@@ -58,8 +65,8 @@ describe("reference model and comparison", () => {
     const model = buildReferenceModel(core, refsOf(500, [1, 2, 3]));
     const q = extractFeatures(core, renderSignature(makeWriter(500), { variant: 7 }));
     const base = core.groupDistances(
-      new Float32Array(core.featureLength).fill(0).map((_, i) => i % 3 / 3),
-      [new Float32Array(core.featureLength).fill(0).map((_, i) => i % 5 / 5)],
+      new Float32Array(core.featureLength).fill(0).map((_, i) => (i % 3) / 3),
+      [new Float32Array(core.featureLength).fill(0).map((_, i) => (i % 5) / 5)],
     );
     let prev = Infinity;
     for (const f of [0, 0.25, 0.5, 1, 2, 4, 8, 100]) {
@@ -81,7 +88,8 @@ describe("reference model and comparison", () => {
     const raster = renderSignature(makeWriter(600), { variant: 2 });
     // Scribble over the right part: the deviating regions should be found there.
     for (let y = Math.floor(raster.height * 0.3); y < raster.height * 0.7; y++) {
-      for (let x = Math.floor(raster.width * 0.7); x < raster.width * 0.85; x++) if ((x + y) % 7 < 3) raster.data[y * raster.width + x] = 20;
+      for (let x = Math.floor(raster.width * 0.7); x < raster.width * 0.85; x++)
+        if ((x + y) % 7 < 3) raster.data[y * raster.width + x] = 20;
     }
     const r = compareToModel(core, extractFeatures(core, raster), model);
     expect(model.refs.map((x) => x.refId)).toContain(r.bestRefId);

@@ -23,7 +23,11 @@ describe("configuration", () => {
     expect(config.jwt.jwksUrl).toBe(`${env.TEST_OUTSIDE_URL}/jwks.json`);
     expect(config.jwt.jwksInline).toBeNull();
     expect(config.insecureFetchHosts).toEqual([new URL(env.TEST_OUTSIDE_URL).host, new URL(env.TEST_CLOSED_URL).host]);
-    expect(config.checks).toEqual({ itemBudgetMs: DEFAULTS.checkItemBudgetMs, capacity: DEFAULTS.checkCapacity, keepAliveMs: DEFAULTS.checkKeepAliveMs });
+    expect(config.checks).toEqual({
+      itemBudgetMs: DEFAULTS.checkItemBudgetMs,
+      capacity: DEFAULTS.checkCapacity,
+      keepAliveMs: DEFAULTS.checkKeepAliveMs,
+    });
     expect(config.urlFetch).toEqual({ deadlineMs: DEFAULTS.urlFetchDeadlineMs, stallWindowMs: DEFAULTS.urlFetchStallWindowMs });
     expect(config.live.timings).toEqual({ idleMs: 60_000, maxMs: 600_000, recheckMs: 30_000 });
     expect(config.live.limits).toEqual({ tenant: 20, instance: 200 });
@@ -34,7 +38,9 @@ describe("configuration", () => {
   });
 
   it("refuses a live re-check slower than the spec's 30 s and a malformed webhook schedule, naming each", () => {
-    expect(() => parseConfig({ ...raw, LIVE_RECHECK_MS: "45000", WEBHOOK_RETRY_SCHEDULE: "10,soon" })).toThrow(/LIVE_RECHECK_MS[\s\S]*WEBHOOK_RETRY_SCHEDULE|WEBHOOK_RETRY_SCHEDULE[\s\S]*LIVE_RECHECK_MS/);
+    expect(() => parseConfig({ ...raw, LIVE_RECHECK_MS: "45000", WEBHOOK_RETRY_SCHEDULE: "10,soon" })).toThrow(
+      /LIVE_RECHECK_MS[\s\S]*WEBHOOK_RETRY_SCHEDULE|WEBHOOK_RETRY_SCHEDULE[\s\S]*LIVE_RECHECK_MS/,
+    );
   });
 
   it("takes timings as strings (wrangler vars) or numbers (bindings), and CURSOR_SECRET over the operator secret", () => {

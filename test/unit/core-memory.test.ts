@@ -11,7 +11,8 @@ function hugeCrop() {
   const sig = renderSignature(makeWriter(5), { height: 200 });
   // Nearest-neighbour upscale by 5 into (1000, 2000).
   for (let y = 0; y < sig.height * 5; y++) {
-    for (let x = 0; x < sig.width * 5; x++) page.data[(2000 + y) * page.width + 1000 + x] = sig.data[((y / 5) | 0) * sig.width + ((x / 5) | 0)];
+    for (let x = 0; x < sig.width * 5; x++)
+      page.data[(2000 + y) * page.width + 1000 + x] = sig.data[((y / 5) | 0) * sig.width + ((x / 5) | 0)];
   }
   return { page, sig };
 }

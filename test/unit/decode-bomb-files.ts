@@ -149,7 +149,12 @@ export async function formFanOut(fanOut: number): Promise<Uint8Array> {
   const formRef = doc.context.nextRef();
   const names: Record<string, unknown> = {};
   for (let i = 0; i < fanOut; i++) names[`F${i}`] = formRef;
-  const form = doc.context.stream(new Uint8Array(0), { Type: "XObject", Subtype: "Form", BBox: [0, 0, 1, 1], Resources: { XObject: names } } as never);
+  const form = doc.context.stream(new Uint8Array(0), {
+    Type: "XObject",
+    Subtype: "Form",
+    BBox: [0, 0, 1, 1],
+    Resources: { XObject: names },
+  } as never);
   doc.context.assign(formRef, form);
   page.node.newXObject("F", formRef);
   return doc.save();

@@ -11,7 +11,6 @@ export async function zlib(raw: Uint8Array): Promise<Uint8Array> {
   return new Uint8Array(await new Response(new Blob([raw]).stream().pipeThrough(new CompressionStream("deflate"))).arrayBuffer());
 }
 
-
 export const concat = concatBytes;
 
 export interface PngSpec {
@@ -66,7 +65,10 @@ export async function makePng(s: PngSpec, opts: { idat?: Uint8Array; ihdrSize?: 
         else if (t === 2) pred = b;
         else if (t === 3) pred = (a + b) >> 1;
         else if (t === 4) {
-          const p = a + b - c, pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c);
+          const p = a + b - c,
+            pa = Math.abs(p - a),
+            pb = Math.abs(p - b),
+            pc = Math.abs(p - c);
           pred = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
         }
         out[i + 1] = (row[i] - pred) & 255;
@@ -102,7 +104,13 @@ export async function pdfWithImages(pages: (PdfImageSpec | null)[]): Promise<Uin
   for (const spec of pages) {
     const page = doc.addPage([595, 842]);
     if (!spec) continue;
-    const stream = doc.context.stream(spec.data, { Type: "XObject", Subtype: "Image", Width: spec.width, Height: spec.height, ...spec.dict } as never);
+    const stream = doc.context.stream(spec.data, {
+      Type: "XObject",
+      Subtype: "Image",
+      Width: spec.width,
+      Height: spec.height,
+      ...spec.dict,
+    } as never);
     page.node.newXObject("Im", doc.context.register(stream));
   }
   return doc.save({ useObjectStreams: false });

@@ -55,7 +55,13 @@ describe("PNG decoding to grey", () => {
   });
 
   it("reads RGB as luma", async () => {
-    const png = await makePng({ width: W, height: H, colourType: 2, bitDepth: 8, pixel: (x, y) => [level(x, y), level(x, y), level(x, y)] });
+    const png = await makePng({
+      width: W,
+      height: H,
+      colourType: 2,
+      bitDepth: 8,
+      pixel: (x, y) => [level(x, y), level(x, y), level(x, y)],
+    });
     expectRamp(await decodePage(png, 0), level, 1);
     const red = await makePng({ width: W, height: H, colourType: 2, bitDepth: 8, pixel: () => [255, 0, 0] });
     const r = await decodePage(red, 0);
@@ -124,7 +130,10 @@ describe("PNG decoding to grey", () => {
     const png = await makePng({ width: W, height: H, colourType: 2, bitDepth: 8, pixel: (x, y) => [level(x, y), 0, 0] });
     expect((await failure(decodePage(png.slice(0, png.length - 40), 0))).error.code).toBe("corrupt_file");
     expect((await failure(decodePage(png.slice(0, 20), 0))).error.code).toBe("corrupt_file");
-    const garbage = await makePng({ width: W, height: H, colourType: 0, bitDepth: 8, pixel: () => [0] }, { idat: new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]) });
+    const garbage = await makePng(
+      { width: W, height: H, colourType: 0, bitDepth: 8, pixel: () => [0] },
+      { idat: new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]) },
+    );
     expect((await failure(decodePage(garbage, 0))).error.code).toBe("corrupt_file");
     expect((await failure(decodePage(new TextEncoder().encode("GIF89a not supported"), 0))).error.code).toBe("unsupported_format");
     expect((await failure(decodePage(png, 1))).error.code).toBe("page_out_of_range");
@@ -137,7 +146,7 @@ describe("PNG decoding to grey", () => {
 });
 
 describe("JPEG decoding to grey", () => {
-  const src: Raster = { width: 120, height: 80, data: new Uint8Array(120 * 80).map((_, i) => ((i % 120) < 60 ? 30 : 220)) };
+  const src: Raster = { width: 120, height: 80, data: new Uint8Array(120 * 80).map((_, i) => (i % 120 < 60 ? 30 : 220)) };
 
   it("decodes a JPEG to grey close to its source", async () => {
     const jpg = encodeJpeg(src, 95);
@@ -202,7 +211,15 @@ describe("JPEG decoding to grey", () => {
     const withOrientation = (o: number) => {
       const tiff = [0x4d, 0x4d, 0, 0x2a, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, o, 0, 0, 0, 0, 0, 0];
       const body = [0x45, 0x78, 0x69, 0x66, 0, 0, ...tiff];
-      return new Uint8Array([...jpg.subarray(0, 2), 0xff, 0xe1, (body.length + 2) >> 8, (body.length + 2) & 255, ...body, ...jpg.subarray(2)]);
+      return new Uint8Array([
+        ...jpg.subarray(0, 2),
+        0xff,
+        0xe1,
+        (body.length + 2) >> 8,
+        (body.length + 2) & 255,
+        ...body,
+        ...jpg.subarray(2),
+      ]);
     };
     const six = await decodePage(withOrientation(6), 0); // turned 90 degrees clockwise: the left edge is now the top
     expect([six.width, six.height]).toEqual([20, 60]);

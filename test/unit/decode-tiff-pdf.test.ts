@@ -28,7 +28,7 @@ function flat(value: number, w = 40, h = 30): Raster {
 
 function mismatches(r: Raster, black: (x: number, y: number) => boolean): number {
   let bad = 0;
-  for (let y = 0; y < r.height; y++) for (let x = 0; x < r.width; x++) if ((r.data[y * r.width + x] < 128) !== black(x, y)) bad++;
+  for (let y = 0; y < r.height; y++) for (let x = 0; x < r.width; x++) if (r.data[y * r.width + x] < 128 !== black(x, y)) bad++;
   return bad;
 }
 
@@ -62,7 +62,7 @@ describe("TIFF", () => {
     UTIF.decodeImage(tiff.slice().buffer, ifd);
     const rgba = UTIF.toRGBA8(ifd);
     let disagree = 0;
-    for (let i = 0; i < page.data.length; i++) if ((rgba[i * 4] < 128) !== (page.data[i] < 128)) disagree++;
+    for (let i = 0; i < page.data.length; i++) if (rgba[i * 4] < 128 !== page.data[i] < 128) disagree++;
     expect(disagree).toBe(0);
   });
 
@@ -109,7 +109,12 @@ describe("TIFF", () => {
 });
 
 describe("PDF", () => {
-  const form = renderForm({ signatures: [{ writer: makeWriter(3), box: signatureBoxes(620, 877, 1)[0] }], width: 620, height: 877, seed: 2 });
+  const form = renderForm({
+    signatures: [{ writer: makeWriter(3), box: signatureBoxes(620, 877, 1)[0] }],
+    width: 620,
+    height: 877,
+    seed: 2,
+  });
 
   it("decodes JPEG and PNG pages, counts pages, and refuses a page without an image", async () => {
     const pdf = await toPdf([{ jpeg: encodeJpeg(form.raster, 92) }, { png: encodePng(form.raster) }, {}]);
@@ -130,7 +135,9 @@ describe("PDF", () => {
 
   it("turns a page shown with /Rotate 90 upright", async () => {
     const { PDFDocument, degrees } = await import("pdf-lib");
-    const doc = await PDFDocument.load(await toPdf([{ png: encodePng({ width: 60, height: 20, data: new Uint8Array(1200).map((_, i) => (i % 60 < 10 ? 0 : 255)) }) }]));
+    const doc = await PDFDocument.load(
+      await toPdf([{ png: encodePng({ width: 60, height: 20, data: new Uint8Array(1200).map((_, i) => (i % 60 < 10 ? 0 : 255)) }) }]),
+    );
     doc.getPage(0).setRotation(degrees(90));
     const page = await decodePage(await doc.save(), 0);
     expect([page.width, page.height]).toEqual([20, 60]);
@@ -143,7 +150,12 @@ describe("PDF", () => {
     const pdf = await toPdf(Array.from({ length: 12 }, () => ({ jpeg })));
     expect(await pageCount(pdf)).toBe(12);
     // No page is decoded: a document whose every image stream is garbage still counts its pages.
-    const garbage = { width: 100, height: 100, data: new Uint8Array(64).fill(7), dict: { BitsPerComponent: 8, ColorSpace: "DeviceGray", Filter: "FlateDecode" } };
+    const garbage = {
+      width: 100,
+      height: 100,
+      data: new Uint8Array(64).fill(7),
+      dict: { BitsPerComponent: 8, ColorSpace: "DeviceGray", Filter: "FlateDecode" },
+    };
     expect(await pageCount(await pdfWithImages(Array.from({ length: 12 }, () => garbage)))).toBe(12);
     expect((await failure(pageCount(pdf, { maxPages: 10 }))).error.code).toBe("too_many_pages");
   });
@@ -159,21 +171,31 @@ describe("PDF", () => {
     }
     const predicted = await zlib(new Uint8Array(rows));
     const packed = new Uint8Array(Math.ceil(w / 8) * h);
-    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) if ((x + y) % 2 === 0) packed[y * Math.ceil(w / 8) + (x >> 3)] |= 0x80 >> (x & 7);
+    for (let y = 0; y < h; y++)
+      for (let x = 0; x < w; x++) if ((x + y) % 2 === 0) packed[y * Math.ceil(w / 8) + (x >> 3)] |= 0x80 >> (x & 7);
     const indices = new Uint8Array(w * h).map((_, i) => i % 3);
     const pdf = await pdfWithImages([
       {
         width: w,
         height: h,
         data: predicted,
-        dict: { BitsPerComponent: 8, ColorSpace: "DeviceGray", Filter: "FlateDecode", DecodeParms: { Predictor: 15, Colors: 1, Columns: w } },
+        dict: {
+          BitsPerComponent: 8,
+          ColorSpace: "DeviceGray",
+          Filter: "FlateDecode",
+          DecodeParms: { Predictor: 15, Colors: 1, Columns: w },
+        },
       },
       { width: w, height: h, data: await zlib(packed), dict: { ImageMask: true, Filter: "FlateDecode" } },
       {
         width: w,
         height: h,
         data: await zlib(indices),
-        dict: { BitsPerComponent: 8, ColorSpace: ["Indexed", "DeviceRGB", 2, PDFHexString.of("000000ffffff808080")], Filter: "FlateDecode" },
+        dict: {
+          BitsPerComponent: 8,
+          ColorSpace: ["Indexed", "DeviceRGB", 2, PDFHexString.of("000000ffffff808080")],
+          Filter: "FlateDecode",
+        },
       },
     ]);
     const [p0, p1, p2] = await decodeDocument(pdf);
@@ -191,7 +213,12 @@ describe("PDF", () => {
         width: signature.width,
         height: signature.height,
         data: g4,
-        dict: { BitsPerComponent: 1, ColorSpace: "DeviceGray", Filter: "CCITTFaxDecode", DecodeParms: { K: -1, Columns: signature.width, Rows: signature.height } },
+        dict: {
+          BitsPerComponent: 1,
+          ColorSpace: "DeviceGray",
+          Filter: "CCITTFaxDecode",
+          DecodeParms: { K: -1, Columns: signature.width, Rows: signature.height },
+        },
       },
     ]);
     expect(mismatches(await decodePage(pdf, 0), black)).toBe(0);
@@ -201,7 +228,12 @@ describe("PDF", () => {
     const bomb = await zlib(new Uint8Array(64 * 1024 * 1024));
     const pdf = await pdfWithImages([
       { width: 100, height: 100, data: bomb, dict: { BitsPerComponent: 8, ColorSpace: "DeviceGray", Filter: "FlateDecode" } },
-      { width: 100_000, height: 100_000, data: new Uint8Array(10), dict: { BitsPerComponent: 8, ColorSpace: "DeviceGray", Filter: "FlateDecode" } },
+      {
+        width: 100_000,
+        height: 100_000,
+        data: new Uint8Array(10),
+        dict: { BitsPerComponent: 8, ColorSpace: "DeviceGray", Filter: "FlateDecode" },
+      },
     ]);
     const doc = await openDocument(pdf);
     const b = await failure(doc.decodePage(0));
@@ -226,7 +258,14 @@ describe("PDF", () => {
   it("gives corrupt_file for a truncated PDF and for a damaged image stream", async () => {
     const pdf = await toPdf([{ jpeg: encodeJpeg(form.raster, 80) }]);
     expect((await failure(decodePage(pdf.slice(0, 400), 0))).error.code).toBe("corrupt_file");
-    const broken = await pdfWithImages([{ width: 30, height: 20, data: new Uint8Array([1, 2, 3, 4, 5]), dict: { BitsPerComponent: 8, ColorSpace: "DeviceGray", Filter: "FlateDecode" } }]);
+    const broken = await pdfWithImages([
+      {
+        width: 30,
+        height: 20,
+        data: new Uint8Array([1, 2, 3, 4, 5]),
+        dict: { BitsPerComponent: 8, ColorSpace: "DeviceGray", Filter: "FlateDecode" },
+      },
+    ]);
     expect((await failure(decodePage(broken, 0))).error.code).toBe("corrupt_file");
     const jpx = await pdfWithImages([{ width: 30, height: 20, data: new Uint8Array(50), dict: { Filter: "JPXDecode" } }]);
     expect((await failure(decodePage(jpx, 0))).error.code).toBe("unsupported_format");

@@ -13,7 +13,9 @@ const freshJob = () => jobObject(env, "org_migrations", `job_${++n}`);
 
 const tables = (storage: DurableObjectStorage) =>
   storage.sql
-    .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf%' ESCAPE '\\' AND name NOT LIKE 'sqlite%' ORDER BY name")
+    .exec<{ name: string }>(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '\\_cf%' ESCAPE '\\' AND name NOT LIKE 'sqlite%' ORDER BY name",
+    )
     .toArray()
     .map((r) => r.name);
 
@@ -28,7 +30,9 @@ describe("Durable Object schema migrations", () => {
     const gate = tenantGate(env, { id: `org_migrations_${++n}`, region: "us" });
     await runInDurableObject(gate, (_o, state) => {
       expect(schemaVersion(state.storage)).toBe(GATE_MIGRATIONS.length);
-      expect(tables(state.storage)).toEqual(expect.arrayContaining(["_schema_migrations", "buckets", "idempotency", "counted_items", "monthly_usage"]));
+      expect(tables(state.storage)).toEqual(
+        expect.arrayContaining(["_schema_migrations", "buckets", "idempotency", "counted_items", "monthly_usage"]),
+      );
     });
   });
 
@@ -49,14 +53,24 @@ describe("Durable Object schema migrations", () => {
   it("runs each later migration once, in order, and records it", async () => {
     const later: SqlMigration[] = [
       ...JOB_MIGRATIONS,
-      { id: JOB_MIGRATIONS.length + 1, description: "notes", statements: ["CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)"] },
-      { id: JOB_MIGRATIONS.length + 2, description: "note authors", statements: ["ALTER TABLE notes ADD COLUMN author TEXT", "CREATE INDEX notes_author ON notes (author)"] },
+      {
+        id: JOB_MIGRATIONS.length + 1,
+        description: "notes",
+        statements: ["CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)"],
+      },
+      {
+        id: JOB_MIGRATIONS.length + 2,
+        description: "note authors",
+        statements: ["ALTER TABLE notes ADD COLUMN author TEXT", "CREATE INDEX notes_author ON notes (author)"],
+      },
     ];
     await runInDurableObject(freshJob(), (_o, state) => {
       expect(migrate(state.storage, later)).toEqual([JOB_MIGRATIONS.length + 1, JOB_MIGRATIONS.length + 2]);
       expect(migrate(state.storage, later)).toEqual([]);
       state.storage.sql.exec("INSERT INTO notes (text, author) VALUES ('x', 'y')");
-      const ledger = state.storage.sql.exec<{ id: number; description: string }>("SELECT id, description FROM _schema_migrations ORDER BY id").toArray();
+      const ledger = state.storage.sql
+        .exec<{ id: number; description: string }>("SELECT id, description FROM _schema_migrations ORDER BY id")
+        .toArray();
       expect(ledger.map((r) => r.id)).toEqual(later.map((m) => m.id));
       expect(ledger.at(-1)?.description).toBe("note authors");
       // Code that knows fewer migrations (a rollback) leaves newer storage alone.
@@ -67,7 +81,11 @@ describe("Durable Object schema migrations", () => {
   it("applies a migration entirely or not at all", async () => {
     const broken: SqlMigration[] = [
       ...JOB_MIGRATIONS,
-      { id: JOB_MIGRATIONS.length + 1, description: "half", statements: ["CREATE TABLE half (id INTEGER)", "CREATE TABLE job (id INTEGER)"] },
+      {
+        id: JOB_MIGRATIONS.length + 1,
+        description: "half",
+        statements: ["CREATE TABLE half (id INTEGER)", "CREATE TABLE job (id INTEGER)"],
+      },
     ];
     await runInDurableObject(freshJob(), (_o, state) => {
       expect(() => migrate(state.storage, broken)).toThrow(/already exists/);

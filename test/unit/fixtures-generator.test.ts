@@ -31,7 +31,8 @@ function shapeMask(r: Raster): Uint8Array {
       let hit = 0;
       for (let dy = -2; dy <= 2 && !hit; dy++)
         for (let dx = -2; dx <= 2 && !hit; dx++) {
-          const yy = y + dy, xx = x + dx;
+          const yy = y + dy,
+            xx = x + dx;
           if (yy >= 0 && yy < 40 && xx >= 0 && xx < 96 && small.data[yy * 96 + xx] < 200) hit = 1;
         }
       m[y * 96 + x] = hit;
@@ -40,7 +41,8 @@ function shapeMask(r: Raster): Uint8Array {
 }
 
 function iou(a: Uint8Array, b: Uint8Array): number {
-  let inter = 0, union = 0;
+  let inter = 0,
+    union = 0;
   for (let i = 0; i < a.length; i++) {
     inter += a[i] & b[i];
     union += a[i] | b[i];
@@ -76,7 +78,8 @@ describe("signature generator", () => {
   it("keeps a writer's variants closer to each other than to other writers", () => {
     const writers = [1, 2, 3, 4, 5, 6, 7, 8].map(makeWriter);
     const masks = writers.map((w) => [1, 2].map((variant) => shapeMask(renderSignature(w, { variant, width: 480, height: 180 }))));
-    const same: number[] = [], diff: number[] = [];
+    const same: number[] = [],
+      diff: number[] = [];
     for (let i = 0; i < writers.length; i++) {
       same.push(iou(masks[i][0], masks[i][1]));
       for (let j = 0; j < writers.length; j++) if (j !== i) diff.push(iou(masks[i][0], masks[j][1]));
@@ -97,7 +100,10 @@ describe("signature generator", () => {
 describe("form generator", () => {
   const boxes = signatureBoxes(1240, 1754, 2);
   const form = renderForm({
-    signatures: [{ writer: makeWriter(3), variant: 1, box: boxes[0] }, { writer: makeWriter(9), box: boxes[1] }],
+    signatures: [
+      { writer: makeWriter(3), variant: 1, box: boxes[0] },
+      { writer: makeWriter(9), box: boxes[1] },
+    ],
     stamp: true,
     seed: 5,
   });
@@ -130,7 +136,8 @@ describe("form generator", () => {
     // A ruling line: a row that is dark across most of the page width.
     let longRows = 0;
     for (let y = 0; y < raster.height; y++) {
-      let run = 0, best = 0;
+      let run = 0,
+        best = 0;
       for (let x = 0; x < raster.width; x++) {
         run = raster.data[y * raster.width + x] < 128 ? run + 1 : 0;
         best = Math.max(best, run);
@@ -142,7 +149,8 @@ describe("form generator", () => {
     const st = form.stamp!;
     let onRing = 0;
     for (let a = 0; a < 360; a += 3) {
-      const x = Math.round(st.cx + st.r * Math.cos((a * Math.PI) / 180)), y = Math.round(st.cy + st.r * Math.sin((a * Math.PI) / 180));
+      const x = Math.round(st.cx + st.r * Math.cos((a * Math.PI) / 180)),
+        y = Math.round(st.cy + st.r * Math.sin((a * Math.PI) / 180));
       if (raster.data[y * raster.width + x] < 200) onRing++;
     }
     expect(onRing).toBeGreaterThan(100);

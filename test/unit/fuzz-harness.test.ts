@@ -14,7 +14,15 @@ import { decodeDocument } from "../../src/verify/decode";
 describe("fuzz harness", () => {
   it("every seed is a valid document of its format, with every variant present", async () => {
     const seeds = await buildSeeds();
-    for (const kind of ["tiff/lzw", "tiff/packbits", "tiff/tiles", "tiff/g4-strips", "jpeg/progressive", "pdf/jpeg-objstm", "png/rgb16-interlaced"]) {
+    for (const kind of [
+      "tiff/lzw",
+      "tiff/packbits",
+      "tiff/tiles",
+      "tiff/g4-strips",
+      "jpeg/progressive",
+      "pdf/jpeg-objstm",
+      "png/rgb16-interlaced",
+    ]) {
       expect(seeds.map((s) => s.kind)).toContain(kind);
     }
     for (const s of seeds) {

@@ -1,7 +1,13 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { IDEMPOTENCY_LEASE_MS, IDEMPOTENCY_TTL_MS, utcMonth, type StoredResponse, type TenantGate } from "../../durable-objects/tenant-gate";
+import {
+  IDEMPOTENCY_LEASE_MS,
+  IDEMPOTENCY_TTL_MS,
+  utcMonth,
+  type StoredResponse,
+  type TenantGate,
+} from "../../durable-objects/tenant-gate";
 import { moveTenantGate, tenantGate } from "../../durable-objects/tenant-gate-client";
 
 let n = 0;
@@ -10,7 +16,14 @@ function freshGate(): DurableObjectStub<TenantGate> {
 }
 
 function response(body: string, status = 201): StoredResponse {
-  return { status, headers: [["content-type", "application/json"], ["location", "/x/1"]], body: new TextEncoder().encode(body).buffer as ArrayBuffer };
+  return {
+    status,
+    headers: [
+      ["content-type", "application/json"],
+      ["location", "/x/1"],
+    ],
+    body: new TextEncoder().encode(body).buffer as ArrayBuffer,
+  };
 }
 
 /** Moves every stored time of a gate back, as if `ms` had passed. */
@@ -29,7 +42,8 @@ async function drain(stub: DurableObjectStub<TenantGate>, bucket: "api" | "image
   return runInDurableObject(stub, (instance, state) => {
     const gate = instance as TenantGate;
     // Exactly `elapsedMs` since the bucket was last touched, measured on the frozen clock.
-    if (opts.elapsedMs !== undefined) state.storage.sql.exec("UPDATE buckets SET updated_at = ? WHERE name = ?", Date.now() - opts.elapsedMs, bucket);
+    if (opts.elapsedMs !== undefined)
+      state.storage.sql.exec("UPDATE buckets SET updated_at = ? WHERE name = ?", Date.now() - opts.elapsedMs, bucket);
     let granted = 0;
     for (let i = 0; i < 1000; i++) {
       const r = gate.take(bucket);
@@ -151,7 +165,10 @@ describe("TenantGate idempotency records", () => {
     expect(fresh.kind).toBe("new");
     expect(await runDurableObjectAlarm(gate)).toBe(true);
     const keys = await runInDurableObject(gate, (_i, state) =>
-      state.storage.sql.exec<{ key: string }>("SELECT key FROM idempotency ORDER BY key").toArray().map((r) => r.key),
+      state.storage.sql
+        .exec<{ key: string }>("SELECT key FROM idempotency ORDER BY key")
+        .toArray()
+        .map((r) => r.key),
     );
     expect(keys).toEqual(["c"]);
     // The next sweep is scheduled for when "c" expires.

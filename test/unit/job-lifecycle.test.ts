@@ -44,7 +44,12 @@ describe("usage rules", () => {
 
   it("parses periods and counts the days that have begun", () => {
     const now = new Date("2026-11-22T10:00:00Z");
-    expect(parsePeriod("current", now)).toMatchObject({ month: "2026-11", daysBegun: 22, from: "2026-11-01T00:00:00.000Z", to: "2026-12-01T00:00:00.000Z" });
+    expect(parsePeriod("current", now)).toMatchObject({
+      month: "2026-11",
+      daysBegun: 22,
+      from: "2026-11-01T00:00:00.000Z",
+      to: "2026-12-01T00:00:00.000Z",
+    });
     expect(parsePeriod("2026-02", now)?.daysBegun).toBe(28);
     expect(parsePeriod("2027-01", now)?.daysBegun).toBe(0);
     for (const bad of ["2026-13", "2026-1", "26-11", "current ", ""]) expect(parsePeriod(bad, now)).toBeNull();

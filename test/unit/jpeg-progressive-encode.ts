@@ -6,8 +6,8 @@
 import type { Raster } from "../../src/verify/types";
 
 const ZIGZAG = [
-  0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21, 28, 35, 42, 49, 56, 57, 50,
-  43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63,
+  0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21, 28, 35, 42, 49, 56, 57,
+  50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63,
 ];
 const AC_SYMBOLS = [0x00, 0xf0];
 for (let r = 0; r < 16; r++) for (let s = 1; s <= 10; s++) AC_SYMBOLS.push((r << 4) | s);
@@ -59,7 +59,9 @@ export function encodeProgressiveJpeg(r: Raster, q = 6): Uint8Array {
       for (let v = 0; v < 8; v++) {
         for (let u = 0; u < 8; u++) {
           let sum = 0;
-          for (let y = 0; y < 8; y++) for (let x = 0; x < 8; x++) sum += f(x, y) * Math.cos(((2 * x + 1) * u * Math.PI) / 16) * Math.cos(((2 * y + 1) * v * Math.PI) / 16);
+          for (let y = 0; y < 8; y++)
+            for (let x = 0; x < 8; x++)
+              sum += f(x, y) * Math.cos(((2 * x + 1) * u * Math.PI) / 16) * Math.cos(((2 * y + 1) * v * Math.PI) / 16);
           const cu = u ? 1 : Math.SQRT1_2;
           const cv = v ? 1 : Math.SQRT1_2;
           out[v * 8 + u] = Math.round((0.25 * cu * cv * sum) / q);

@@ -6,10 +6,13 @@ import { eraseRings } from "../../src/verify/stamps";
 
 describe("locator pixel operations", () => {
   it("closes grey images exactly like the naive square-window max-then-min", () => {
-    const w = 97, h = 61, r = 3;
+    const w = 97,
+      h = 61,
+      r = 3;
     const d = new Uint8Array(w * h).map((_, i) => (i * 7919 + (i >> 3)) & 255);
     const at = (a: Uint8Array, x: number, y: number, pad: number) => (x < 0 || y < 0 || x >= w || y >= h ? pad : a[y * w + x]);
-    const mx = new Uint8Array(w * h), want = new Uint8Array(w * h);
+    const mx = new Uint8Array(w * h),
+      want = new Uint8Array(w * h);
     for (let y = 0; y < h; y++)
       for (let x = 0; x < w; x++) {
         let m = 0;
@@ -26,7 +29,8 @@ describe("locator pixel operations", () => {
   });
 
   it("removes thin ruling lines, tilted a little, and keeps a thick pen stroke crossing them", () => {
-    const w = 300, h = 200;
+    const w = 300,
+      h = 200;
     const mask = new Uint8Array(w * h);
     for (let x = 10; x < 290; x++) mask[(100 + Math.floor(x / 60)) * w + x] = 1; // a 1 px rule drifting 4 rows
     for (let y = 20; y < 180; y++) for (let x = 150; x < 156; x++) mask[y * w + x] = 1; // a 6 px wide stroke
@@ -41,7 +45,8 @@ describe("locator pixel operations", () => {
   });
 
   it("labels 8-connected components with their boxes", () => {
-    const w = 10, h = 6;
+    const w = 10,
+      h = 6;
     const mask = new Uint8Array(w * h);
     mask[0] = mask[w + 1] = mask[2 * w + 2] = 1; // a diagonal: one component
     mask[5 * w + 9] = 1;
@@ -54,7 +59,8 @@ describe("locator pixel operations", () => {
   });
 
   it("measures the skew of rows of print", () => {
-    const w = 600, h = 400;
+    const w = 600,
+      h = 400;
     for (const deg of [-2.5, 0, 1.5]) {
       const mask = new Uint8Array(w * h);
       const t = Math.tan((deg * Math.PI) / 180);
@@ -70,9 +76,12 @@ describe("locator pixel operations", () => {
   });
 
   it("finds a ring with strokes running across it, and erases only the ring", () => {
-    const w = 200, h = 200;
+    const w = 200,
+      h = 200;
     const mask = new Uint8Array(w * h);
-    for (let a = 0; a < 2 * Math.PI; a += 0.005) for (let t = -1.5; t <= 1.5; t += 0.5) mask[Math.round(100 + (40 + t) * Math.sin(a)) * w + Math.round(100 + (40 + t) * Math.cos(a))] = 1;
+    for (let a = 0; a < 2 * Math.PI; a += 0.005)
+      for (let t = -1.5; t <= 1.5; t += 0.5)
+        mask[Math.round(100 + (40 + t) * Math.sin(a)) * w + Math.round(100 + (40 + t) * Math.cos(a))] = 1;
     for (let x = 20; x < 180; x++) for (let k = 0; k < 3; k++) mask[(60 + Math.round(20 * Math.sin(x / 15)) + k) * w + x] = 1;
     const rings = eraseRings(mask, w, h, 15, 60);
     expect(rings).toHaveLength(1);

@@ -1,7 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { locateSignatures, type LocatedSignature } from "../../src/verify/locate";
 import { VerifyError, type Box, type Raster } from "../../src/verify/types";
-import { boxIoU, makeWriter, photoOf, renderForm, renderSignature, scanOf, scanPoint, signatureBoxes, type ScanOptions } from "../fixtures/generator";
+import {
+  boxIoU,
+  makeWriter,
+  photoOf,
+  renderForm,
+  renderSignature,
+  scanOf,
+  scanPoint,
+  signatureBoxes,
+  type ScanOptions,
+} from "../fixtures/generator";
 
 const A4 = { width: 1240, height: 1754 };
 const boxes = signatureBoxes(A4.width, A4.height, 2);
@@ -37,7 +47,11 @@ describe("locating signatures without a template", () => {
       const clear = renderForm({ signatures: [{ writer: makeWriter(seed), box: boxes[0] }], seed });
       const ink = clear.signatures[0].inkBox;
       // The stamp's rings cross the last strokes, so ring and signature are one connected blot.
-      const stamped = renderForm({ signatures: [{ writer: makeWriter(seed), box: boxes[0] }], seed, stamp: { cx: ink.x + ink.w + 40, cy: ink.y + ink.h / 2, r: 85 } });
+      const stamped = renderForm({
+        signatures: [{ writer: makeWriter(seed), box: boxes[0] }],
+        seed,
+        stamp: { cx: ink.x + ink.w + 40, cy: ink.y + ink.h / 2, r: 85 },
+      });
       const found = locateSignatures([stamped.raster], { inputType: "form" });
       expect(found, `seed ${seed}`).toHaveLength(1);
       expect(boxIoU(found[0].box, ink), `seed ${seed}`).toBeGreaterThan(0.85);
@@ -87,7 +101,10 @@ describe("locating signatures without a template", () => {
         seed: seed + 100,
       });
       const found = locateSignatures([form.raster], { inputType: "scan" });
-      expect(found.map((f) => f.index), `seed ${seed}`).toEqual([0, 1]);
+      expect(
+        found.map((f) => f.index),
+        `seed ${seed}`,
+      ).toEqual([0, 1]);
       expect(boxIoU(found[0].box, form.signatures[0].inkBox), `seed ${seed}`).toBeGreaterThan(0.75);
       expect(boxIoU(found[1].box, form.signatures[1].inkBox), `seed ${seed}`).toBeGreaterThan(0.75);
     }
@@ -190,7 +207,9 @@ describe("locating signatures without a template", () => {
     };
     // A live-capture frame: the signature close up.
     const closeUp = photoOf(renderSignature(makeWriter(6), { width: 640, height: 400 }), { seed: 6, illumination: 0.5, rotation: 1 });
-    const f = time(frame, 9), c = time(closeUp, 9), p = time(a4, 5);
+    const f = time(frame, 9),
+      c = time(closeUp, 9),
+      p = time(a4, 5);
     console.log(
       `locate: 640x${frame.height} whole-page frame median ${f.median.toFixed(1)} ms; 640x400 close-up frame median ${c.median.toFixed(1)} ms; ` +
         `2480x3508 page median ${p.median.toFixed(1)} ms`,
@@ -206,7 +225,10 @@ function within(inner: Box, outer: Box): boolean {
 }
 
 function inkBox(r: Raster): Box {
-  let x0 = r.width, y0 = r.height, x1 = -1, y1 = -1;
+  let x0 = r.width,
+    y0 = r.height,
+    x1 = -1,
+    y1 = -1;
   for (let y = 0; y < r.height; y++)
     for (let x = 0; x < r.width; x++)
       if (r.data[y * r.width + x] < 200) {
@@ -220,7 +242,13 @@ function inkBox(r: Raster): Box {
 
 /** Where a box of the original page lies after `scanOf` (the box around its moved corners). */
 function movedBox(page: Raster, opts: ScanOptions, b: Box): Box {
-  const pts = [scanPoint(page, opts, b.x, b.y), scanPoint(page, opts, b.x + b.w, b.y), scanPoint(page, opts, b.x, b.y + b.h), scanPoint(page, opts, b.x + b.w, b.y + b.h)];
-  const xs = pts.map((p) => p[0]), ys = pts.map((p) => p[1]);
+  const pts = [
+    scanPoint(page, opts, b.x, b.y),
+    scanPoint(page, opts, b.x + b.w, b.y),
+    scanPoint(page, opts, b.x, b.y + b.h),
+    scanPoint(page, opts, b.x + b.w, b.y + b.h),
+  ];
+  const xs = pts.map((p) => p[0]),
+    ys = pts.map((p) => p[1]);
   return { x: Math.min(...xs), y: Math.min(...ys), w: Math.max(...xs) - Math.min(...xs), h: Math.max(...ys) - Math.min(...ys) };
 }

@@ -35,7 +35,10 @@ describe("cursors", () => {
   it("refuses an altered, forged or garbled cursor", async () => {
     const cursor = await encodeCursor(secret, "r", position);
     const [payload, mac] = cursor.split(".");
-    const forgedPayload = btoa(JSON.stringify({ r: "r", p: { id: "chk_0" } })).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+    const forgedPayload = btoa(JSON.stringify({ r: "r", p: { id: "chk_0" } }))
+      .replace(/=+$/, "")
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_");
     const otherKey = await encodeCursor("another-secret", "r", position);
     for (const bad of [`${forgedPayload}.${mac}`, `${payload}.${mac.slice(0, -2)}AA`, otherKey, "garbage", "", "a.b.c", "%%%.###"]) {
       const err = await problemOf(decodeCursor(secret, "r", bad));

@@ -60,9 +60,14 @@ describe("enrolReference", () => {
 
   it("rejects a blank image, a dark photo and a corrupt file without throwing", async () => {
     const core = getCore();
-    const blank = await enrolReference(core, encodePng({ width: 400, height: 150, data: new Uint8Array(400 * 150).fill(255) }), { qualityFloor: DEFAULT_QUALITY_FLOOR });
+    const blank = await enrolReference(core, encodePng({ width: 400, height: 150, data: new Uint8Array(400 * 150).fill(255) }), {
+      qualityFloor: DEFAULT_QUALITY_FLOOR,
+    });
     expect(blank).toMatchObject({ rejected: "no_signature" });
-    const dark = await enrolReference(core, encodeJpeg(darkPhoto(renderSignature(writer, { variant: 1 }))), { qualityFloor: DEFAULT_QUALITY_FLOOR, inputType: "photo" });
+    const dark = await enrolReference(core, encodeJpeg(darkPhoto(renderSignature(writer, { variant: 1 }))), {
+      qualityFloor: DEFAULT_QUALITY_FLOOR,
+      inputType: "photo",
+    });
     expect(dark).toMatchObject({ rejected: "unreadable" });
     const corrupt = await enrolReference(core, encodePng(renderSignature(writer)).slice(0, 60), { qualityFloor: DEFAULT_QUALITY_FLOOR });
     expect(corrupt).toMatchObject({ rejected: "corrupt_file" });
@@ -97,8 +102,12 @@ describe("checkDocument", () => {
   });
 
   it("scores the subject's own signature above another writer's", async () => {
-    const mine = await checkDocument(getCore(), encodePng(renderSignature(writer, { variant: 9 })), model, policy, { inputType: "signature_image" });
-    const theirs = await checkDocument(getCore(), encodePng(renderSignature(makeWriter(41), { variant: 9 })), model, policy, { inputType: "signature_image" });
+    const mine = await checkDocument(getCore(), encodePng(renderSignature(writer, { variant: 9 })), model, policy, {
+      inputType: "signature_image",
+    });
+    const theirs = await checkDocument(getCore(), encodePng(renderSignature(makeWriter(41), { variant: 9 })), model, policy, {
+      inputType: "signature_image",
+    });
     expect(mine.score!).toBeGreaterThan(theirs.score!);
   });
 
@@ -114,7 +123,10 @@ describe("checkDocument", () => {
 
   it("returns UNREADABLE for a strongly blurred photo and for a dark photo, before comparing", async () => {
     const form = signedForm(4);
-    for (const photo of [blurredPhoto(photoOf(form.raster, { width: 640, blur: 0 })), darkPhoto(photoOf(form.raster, { width: 640, blur: 0 }))]) {
+    for (const photo of [
+      blurredPhoto(photoOf(form.raster, { width: 640, blur: 0 })),
+      darkPhoto(photoOf(form.raster, { width: 640, blur: 0 })),
+    ]) {
       const events: string[] = [];
       const out = await checkDocument(getCore(), encodeJpeg(photo, 90), model, policy, { inputType: "photo" }, (e) => {
         events.push(e.type);
@@ -124,7 +136,10 @@ describe("checkDocument", () => {
       expect(events).not.toContain("comparing");
     }
     // The same page photographed normally is readable.
-    const fine = await analyseDocument(encodeJpeg(photoOf(form.raster, { width: 640, seed: 3 }), 90), { inputType: "photo", qualityFloor: DEFAULT_QUALITY_FLOOR });
+    const fine = await analyseDocument(encodeJpeg(photoOf(form.raster, { width: 640, seed: 3 }), 90), {
+      inputType: "photo",
+      qualityFloor: DEFAULT_QUALITY_FLOOR,
+    });
     expect(fine.unreadable).toBeFalsy();
     expect(fine.quality.score).toBeGreaterThan(0.7);
   });
@@ -137,8 +152,12 @@ describe("checkDocument", () => {
     expect(all.signatures.length).toBeGreaterThanOrEqual(1);
     expect(all.signatures.every((s) => s.page === 2)).toBe(true);
     expect(all.signatures.map((s) => s.index)).toEqual(all.signatures.map((_, i) => i));
-    await expect(analyseDocument(pdf, { inputType: "form", target: { page: 1 }, qualityFloor: DEFAULT_QUALITY_FLOOR })).rejects.toMatchObject({ code: "no_raster_content" });
-    await expect(analyseDocument(pdf, { inputType: "form", target: { page: 3 }, qualityFloor: DEFAULT_QUALITY_FLOOR })).rejects.toMatchObject({ code: "page_out_of_range" });
+    await expect(
+      analyseDocument(pdf, { inputType: "form", target: { page: 1 }, qualityFloor: DEFAULT_QUALITY_FLOOR }),
+    ).rejects.toMatchObject({ code: "no_raster_content" });
+    await expect(
+      analyseDocument(pdf, { inputType: "form", target: { page: 3 }, qualityFloor: DEFAULT_QUALITY_FLOOR }),
+    ).rejects.toMatchObject({ code: "page_out_of_range" });
   });
 
   it("refuses a model whose every reference is an outlier: nothing is left to compare with", async () => {

@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_POLICY_SPEC, PolicySpecSchema, canonicalJson, hasEnoughReferences, samePolicySpec } from "../../src/domain/policy";
-import { DEFAULT_LEARNING_MIN_SCORE, DEFAULT_MIN_REFERENCES, DEFAULT_QUALITY_FLOOR, DEFAULT_THRESHOLDS, decide } from "../../src/domain/policy-defaults";
+import {
+  DEFAULT_LEARNING_MIN_SCORE,
+  DEFAULT_MIN_REFERENCES,
+  DEFAULT_QUALITY_FLOOR,
+  DEFAULT_THRESHOLDS,
+  decide,
+} from "../../src/domain/policy-defaults";
 
 describe("PolicySpec", () => {
   it("the built-in default is made of the default rules", () => {

@@ -2,7 +2,16 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_QUALITY_FLOOR } from "../../src/domain/policy-defaults";
 import { assessQuality } from "../../src/verify/quality";
 import type { Raster } from "../../src/verify/types";
-import { blankPage, blurredPhoto, darkPhoto, makeWriter, photoOf, renderForm, renderSignature, signatureBoxes } from "../fixtures/generator";
+import {
+  blankPage,
+  blurredPhoto,
+  darkPhoto,
+  makeWriter,
+  photoOf,
+  renderForm,
+  renderSignature,
+  signatureBoxes,
+} from "../fixtures/generator";
 
 const writer = makeWriter(5);
 const form = renderForm({ signatures: [{ writer, box: signatureBoxes(1240, 1754, 1)[0] }], seed: 3, stamp: true });
@@ -38,7 +47,9 @@ describe("quality", () => {
   });
 
   it("is not fooled by sensor noise on a blurred photo, and falls steadily with blur", () => {
-    const scores = [1, 3, 5, 6.5].map((blur) => assessQuality(photoOf(form.raster, { width: 640, seed: 3, blur, noise: 6 }), { kind: "frame" }).score);
+    const scores = [1, 3, 5, 6.5].map(
+      (blur) => assessQuality(photoOf(form.raster, { width: 640, seed: 3, blur, noise: 6 }), { kind: "frame" }).score,
+    );
     expect(scores[0]).toBeGreaterThan(0.9);
     expect(scores[1]).toBeGreaterThan(0.6);
     expect(scores[3]).toBeLessThan(DEFAULT_QUALITY_FLOOR);

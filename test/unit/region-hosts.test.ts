@@ -20,7 +20,10 @@ describe("region hosts", () => {
   it("lists only regional tables that exist and carry org_id", async () => {
     for (const table of REGIONAL_TABLES) {
       const cols = await env.DB_US.prepare(`SELECT name FROM pragma_table_info(?)`).bind(table).all<{ name: string }>();
-      expect(cols.results.map((c) => c.name), table).toContain("org_id");
+      expect(
+        cols.results.map((c) => c.name),
+        table,
+      ).toContain("org_id");
     }
   });
 });

@@ -43,8 +43,12 @@ describe("Signature V4 (AWS's S3 examples)", () => {
 
     const enc = new TextEncoder();
     const body = new Uint8Array([
-      ...enc.encode(`10000;chunk-signature=${s1}\r\n`), ...a, ...enc.encode("\r\n"),
-      ...enc.encode(`400;chunk-signature=${s2}\r\n`), ...b, ...enc.encode("\r\n"),
+      ...enc.encode(`10000;chunk-signature=${s1}\r\n`),
+      ...a,
+      ...enc.encode("\r\n"),
+      ...enc.encode(`400;chunk-signature=${s2}\r\n`),
+      ...b,
+      ...enc.encode("\r\n"),
       ...enc.encode(`0;chunk-signature=${s3}\r\n\r\n`),
     ]);
     const signing = { key, amzDate: "20130524T000000Z", scope, seedSignature: seed };
@@ -53,7 +57,9 @@ describe("Signature V4 (AWS's S3 examples)", () => {
     // One byte changed in the first chunk breaks its signature.
     const tampered = body.slice();
     tampered[200] = 0x62;
-    await expect(payloadOf(tampered, "STREAMING-AWS4-HMAC-SHA256-PAYLOAD", signing)).rejects.toMatchObject({ code: "SignatureDoesNotMatch" });
+    await expect(payloadOf(tampered, "STREAMING-AWS4-HMAC-SHA256-PAYLOAD", signing)).rejects.toMatchObject({
+      code: "SignatureDoesNotMatch",
+    });
   });
 
   it("an unsigned chunked body with a trailing checksum decodes to its data, and a hex payload hash must match", async () => {

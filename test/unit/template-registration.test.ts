@@ -10,8 +10,14 @@ const blank = renderForm({ signatures: [], boxes, seed: 9 }).raster;
 
 /** Where a box of the original page lies after `scanOf`. */
 function movedBox(page: Raster, opts: ScanOptions, b: Box): Box {
-  const pts = [scanPoint(page, opts, b.x, b.y), scanPoint(page, opts, b.x + b.w, b.y), scanPoint(page, opts, b.x, b.y + b.h), scanPoint(page, opts, b.x + b.w, b.y + b.h)];
-  const xs = pts.map((p) => p[0]), ys = pts.map((p) => p[1]);
+  const pts = [
+    scanPoint(page, opts, b.x, b.y),
+    scanPoint(page, opts, b.x + b.w, b.y),
+    scanPoint(page, opts, b.x, b.y + b.h),
+    scanPoint(page, opts, b.x + b.w, b.y + b.h),
+  ];
+  const xs = pts.map((p) => p[0]),
+    ys = pts.map((p) => p[1]);
   return { x: Math.min(...xs), y: Math.min(...ys), w: Math.max(...xs) - Math.min(...xs), h: Math.max(...ys) - Math.min(...ys) };
 }
 
@@ -77,7 +83,12 @@ describe("templates", () => {
     const found = locateSignatures([scanOf(both.raster, { dx: 15, dy: -10, rotation: 0.7 })], { template });
     expect(found.map((f) => f.index)).toEqual([0, 1]);
     expect(found[0].box.x).toBeLessThan(found[1].box.x);
-    const stampedOnly = renderForm({ signatures: [], boxes, stamp: { cx: boxes[0].x + boxes[0].w - 40, cy: boxes[0].y + 60, r: 85 }, seed: 9 });
+    const stampedOnly = renderForm({
+      signatures: [],
+      boxes,
+      stamp: { cx: boxes[0].x + boxes[0].w - 40, cy: boxes[0].y + 60, r: 85 },
+      seed: 9,
+    });
     expect(locateSignatures([scanOf(stampedOnly.raster, { dx: 20, dy: 30, rotation: -1 })], { template })).toEqual([]);
   });
 
@@ -103,7 +114,10 @@ describe("templates", () => {
       const photo = photoOf(filled.raster, opts);
       const found = locateWithTemplate(photo, template, { x: 0, y: 0, w: photo.width, h: photo.height });
       expect(found, JSON.stringify(opts)).not.toBeNull();
-      expect(found!.map((f) => f.zone), JSON.stringify(opts)).toEqual([1]);
+      expect(
+        found!.map((f) => f.zone),
+        JSON.stringify(opts),
+      ).toEqual([1]);
       expect(boxIoU(found![0].box, filled.signatures[0].inkBox), JSON.stringify(opts)).toBeGreaterThan(0.6);
     }
   });

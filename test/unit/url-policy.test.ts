@@ -53,7 +53,16 @@ describe("special hosts, in every spelling", () => {
   }
 
   it("leaves public addresses and names alone", () => {
-    for (const spelling of ["8.8.8.8", "1.1.1.1", "172.32.0.1", "100.128.0.1", "[2606:4700:4700::1111]", "[::ffff:8.8.8.8]", "docs.example.com", "localhost.example.com"]) {
+    for (const spelling of [
+      "8.8.8.8",
+      "1.1.1.1",
+      "172.32.0.1",
+      "100.128.0.1",
+      "[2606:4700:4700::1111]",
+      "[::ffff:8.8.8.8]",
+      "docs.example.com",
+      "localhost.example.com",
+    ]) {
       expect(specialHost(hostOf(spelling)), spelling).toBeNull();
     }
   });
@@ -69,7 +78,18 @@ describe("special hosts, in every spelling", () => {
 
 describe("allowlist entries", () => {
   it("refuses special addresses and names in every spelling, naming why", () => {
-    for (const raw of ["localhost", "169.254.169.254", "0x7f.1", "2130706433", "127.0.0.1:8080", "[::1]", "[::ffff:169.254.169.254]:443", "10.0.0.1", "*.localhost", "metadata.google.internal"]) {
+    for (const raw of [
+      "localhost",
+      "169.254.169.254",
+      "0x7f.1",
+      "2130706433",
+      "127.0.0.1:8080",
+      "[::1]",
+      "[::ffff:169.254.169.254]:443",
+      "10.0.0.1",
+      "*.localhost",
+      "metadata.google.internal",
+    ]) {
       const got = normaliseHostEntry(raw);
       expect("problem" in got, raw).toBe(true);
       expect((got as { problem: string }).problem, raw).toMatch(/^is (a|an|the) .*never fetched from it$/);
@@ -126,7 +146,14 @@ describe("URLs against the allowlist", () => {
 
   it("refuses special addresses whatever the allowlist holds (entries stored before the check)", () => {
     const p = policy(["localhost", "127.0.0.1", "169.254.169.254", "0x7f.1", "[::1]"]);
-    for (const url of ["https://localhost/x", "https://0x7f.1/x", "https://2130706433/x", "https://169.254.169.254/latest", "https://[::1]/x", "https://[::ffff:7f00:1]/x"]) {
+    for (const url of [
+      "https://localhost/x",
+      "https://0x7f.1/x",
+      "https://2130706433/x",
+      "https://169.254.169.254/latest",
+      "https://[::1]/x",
+      "https://[::ffff:7f00:1]/x",
+    ]) {
       expect(refuseUrl(url, p), url).toBe("address_not_allowed");
     }
   });

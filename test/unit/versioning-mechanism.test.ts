@@ -68,7 +68,11 @@ function testApp() {
 describe("version registry", () => {
   it("derives deprecation from the next version and sunset 24 months later", () => {
     expect(versionStatus("2026-09-27", NOW, TEST_REGISTRY)).toEqual({ status: "current" });
-    expect(versionStatus("2026-01-01", NOW, TEST_REGISTRY)).toEqual({ status: "deprecated", deprecatedAt: "2026-09-27", sunset: "2028-09-27" });
+    expect(versionStatus("2026-01-01", NOW, TEST_REGISTRY)).toEqual({
+      status: "deprecated",
+      deprecatedAt: "2026-09-27",
+      sunset: "2028-09-27",
+    });
     expect(versionStatus("2024-01-01", NOW, TEST_REGISTRY)).toMatchObject({ status: "sunset", sunset: "2025-01-01" });
     expect(versionStatus("2023-05-05", NOW, TEST_REGISTRY)).toBeNull();
   });
@@ -122,9 +126,7 @@ describe("versioning middleware", () => {
     // Deprecated when 2026-01-01 replaced it, sunset 24 months later.
     expect(res.headers.get("Deprecation")).toBe(`@${Date.UTC(2026, 0, 1) / 1000}`);
     expect(res.headers.get("Sunset")).toBe("Sat, 01 Jan 2028 00:00:00 GMT");
-    expect(res.headers.get("Link")).toBe(
-      `<${DOCS}/changelog#2025-06-01>; rel="deprecation", <${DOCS}/upgrading#2025-06-01>; rel="sunset"`,
-    );
+    expect(res.headers.get("Link")).toBe(`<${DOCS}/changelog#2025-06-01>; rel="deprecation", <${DOCS}/upgrading#2025-06-01>; rel="sunset"`);
   });
 
   it("lets the header override the pin for one request", async () => {
@@ -139,7 +141,9 @@ describe("versioning middleware", () => {
 
   it("lets handlers see the pinned version once the tenant is known", async () => {
     expect(await (await request("/seen", { "X-Test-Pin": "2025-06-01" })).json()).toEqual({ version: "2025-06-01" });
-    expect(await (await request("/seen", { "X-Test-Pin": "2025-06-01", "Service-Version": "2026-01-01" })).json()).toEqual({ version: "2026-01-01" });
+    expect(await (await request("/seen", { "X-Test-Pin": "2025-06-01", "Service-Version": "2026-01-01" })).json()).toEqual({
+      version: "2026-01-01",
+    });
     // An unknown or sunset pin falls back to the latest version.
     expect(await (await request("/seen", { "X-Test-Pin": "2024-01-01" })).json()).toEqual({ version: "2026-09-27" });
   });

@@ -29,7 +29,17 @@ describe("endpoint addresses", () => {
     expect(refuseWebhookUrl("ftp://hooks.example.com/x")).toBe("scheme_not_allowed");
     expect(refuseWebhookUrl("https://a:b@hooks.example.com/")).toBe("credentials_in_url");
     expect(refuseWebhookUrl(`https://hooks.example.com/${"a".repeat(2100)}`)).toBe("too_long");
-    for (const u of ["https://127.0.0.1/", "https://127.1/", "https://0177.0.0.1/", "https://0/", "https://[::]/", "https://100.64.0.1/", "https://224.0.0.1/", "https://printer.local/", "https://svc.internal/"]) {
+    for (const u of [
+      "https://127.0.0.1/",
+      "https://127.1/",
+      "https://0177.0.0.1/",
+      "https://0/",
+      "https://[::]/",
+      "https://100.64.0.1/",
+      "https://224.0.0.1/",
+      "https://printer.local/",
+      "https://svc.internal/",
+    ]) {
       expect(refuseWebhookUrl(u), u).toBe("host_not_public");
     }
   });
@@ -41,10 +51,24 @@ describe("endpoint addresses", () => {
   });
 
   it("judges resolved addresses: private, loopback, link-local, mapped and NAT64 forms are not public", () => {
-    for (const ip of ["10.0.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "127.0.0.53", "::1", "fe80::1", "fc00::1", "::ffff:192.168.0.1", "64:ff9b::a00:1", "2001:db8::1", "ff02::1"]) {
+    for (const ip of [
+      "10.0.0.1",
+      "172.31.255.255",
+      "192.168.1.1",
+      "169.254.169.254",
+      "127.0.0.53",
+      "::1",
+      "fe80::1",
+      "fc00::1",
+      "::ffff:192.168.0.1",
+      "64:ff9b::a00:1",
+      "2001:db8::1",
+      "ff02::1",
+    ]) {
       expect(isPublicAddress(ip), ip).toBe(false);
     }
-    for (const ip of ["1.1.1.1", "8.8.8.8", "2606:4700:4700::1111", "::ffff:1.1.1.1", "172.32.0.1"]) expect(isPublicAddress(ip), ip).toBe(true);
+    for (const ip of ["1.1.1.1", "8.8.8.8", "2606:4700:4700::1111", "::ffff:1.1.1.1", "172.32.0.1"])
+      expect(isPublicAddress(ip), ip).toBe(true);
     expect(hostIsPublic("localhost")).toBe(false);
     expect(hostIsPublic("hooks.example.com")).toBe(true);
   });
@@ -58,7 +82,8 @@ describe("retry schedule", () => {
     expect(total / 86400).toBeGreaterThan(2.8);
     expect(total / 86400).toBeLessThan(3.1);
     // Exponential-ish: never shorter than the step before.
-    for (let i = 1; i < DEFAULT_RETRY_DELAYS_S.length; i++) expect(DEFAULT_RETRY_DELAYS_S[i]).toBeGreaterThanOrEqual(DEFAULT_RETRY_DELAYS_S[i - 1]);
+    for (let i = 1; i < DEFAULT_RETRY_DELAYS_S.length; i++)
+      expect(DEFAULT_RETRY_DELAYS_S[i]).toBeGreaterThanOrEqual(DEFAULT_RETRY_DELAYS_S[i - 1]);
     expect(retryDelaySeconds(config, 1, 0.99)).toBe(10);
     expect(retryDelaySeconds(config, 9, 0)).toBe(86400);
     expect(retryDelaySeconds(config, 9, 0.5)).toBe(90720);
@@ -103,11 +128,19 @@ describe("signing", () => {
     // A message signed now verifies with the library (which also refuses stale timestamps).
     const now = Date.now();
     const fresh = await signingHeaders({ current: newSecret }, "evt_2", body, now);
-    const asStandard = { "webhook-id": fresh["Service-Webhook-Id"], "webhook-timestamp": fresh["Service-Webhook-Timestamp"], "webhook-signature": fresh["Service-Signature"] };
+    const asStandard = {
+      "webhook-id": fresh["Service-Webhook-Id"],
+      "webhook-timestamp": fresh["Service-Webhook-Timestamp"],
+      "webhook-signature": fresh["Service-Signature"],
+    };
     expect(new Webhook(newSecret).verify(body, asStandard)).toMatchObject({ type: "job.completed" });
     const stale = await signingHeaders({ current: newSecret }, "evt_2", body, now - 10 * 60_000);
     expect(() =>
-      new Webhook(newSecret).verify(body, { "webhook-id": "evt_2", "webhook-timestamp": stale["Service-Webhook-Timestamp"], "webhook-signature": stale["Service-Signature"] }),
+      new Webhook(newSecret).verify(body, {
+        "webhook-id": "evt_2",
+        "webhook-timestamp": stale["Service-Webhook-Timestamp"],
+        "webhook-signature": stale["Service-Signature"],
+      }),
     ).toThrow(/timestamp/i);
   });
 });
@@ -115,7 +148,9 @@ describe("signing", () => {
 describe("event catalogue", () => {
   it("keeps the products apart and has the seven archive kinds", () => {
     expect(subscribableTypes("archive")).toHaveLength(7);
-    expect(subscribableTypes("sig")).toEqual(expect.arrayContaining(["check.completed", "job.completed", "job.failed", "reference.enrolled", "reference.rejected"]));
+    expect(subscribableTypes("sig")).toEqual(
+      expect.arrayContaining(["check.completed", "job.completed", "job.failed", "reference.enrolled", "reference.rejected"]),
+    );
     for (const t of subscribableTypes("sig")) expect(productReceives("archive", t), t).toBe(false);
     for (const t of subscribableTypes("archive")) expect(productReceives("sig", t), t).toBe(false);
     expect(new Set(EVENT_KINDS.map((k) => k.type)).size).toBe(EVENT_KINDS.length);
@@ -139,7 +174,11 @@ describe("version pins", () => {
   const upgrade = { from: "2026-09-27", to: "2027-03-01", kind: "upgrade" as const, at: t0.toISOString() };
 
   it("upgrades to any supported newer version; refuses unknown and sunset ones", () => {
-    expect(decidePinChange("2026-09-27", "2027-03-01", null, t0, registry)).toEqual({ kind: "upgrade", from: "2026-09-27", to: "2027-03-01" });
+    expect(decidePinChange("2026-09-27", "2027-03-01", null, t0, registry)).toEqual({
+      kind: "upgrade",
+      from: "2026-09-27",
+      to: "2027-03-01",
+    });
     expect(decidePinChange("2026-09-27", "2026-09-27", null, t0, registry)).toEqual({ kind: "unchanged" });
     expect(decidePinChange("2026-09-27", "2028-01-01", null, t0, registry)).toMatchObject({ refused: "invalid_version" });
     expect(decidePinChange("2026-09-27", "2025-01-01", null, t0, registry)).toMatchObject({ refused: "invalid_version" });
@@ -148,10 +187,16 @@ describe("version pins", () => {
 
   it("rolls the last upgrade back within 72 hours, and only to where it came from", () => {
     const at = (h: number) => new Date(t0.getTime() + h * 3600_000);
-    expect(decidePinChange("2027-03-01", "2026-09-27", upgrade, at(71.9), registry)).toEqual({ kind: "rollback", from: "2027-03-01", to: "2026-09-27" });
+    expect(decidePinChange("2027-03-01", "2026-09-27", upgrade, at(71.9), registry)).toEqual({
+      kind: "rollback",
+      from: "2027-03-01",
+      to: "2026-09-27",
+    });
     expect(decidePinChange("2027-03-01", "2026-09-27", upgrade, at(72), registry)).toMatchObject({ refused: "rollback_expired" });
     expect(decidePinChange("2027-03-01", "2026-09-27", null, at(1), registry)).toMatchObject({ refused: "not_rollback_target" });
-    expect(decidePinChange("2027-03-01", "2026-09-27", { ...upgrade, kind: "rollback" }, at(1), registry)).toMatchObject({ refused: "not_rollback_target" });
+    expect(decidePinChange("2027-03-01", "2026-09-27", { ...upgrade, kind: "rollback" }, at(1), registry)).toMatchObject({
+      refused: "not_rollback_target",
+    });
     expect(rollbackAvailable("2027-03-01", upgrade, at(1))).toEqual({ to: "2026-09-27", until: at(72).toISOString() });
     expect(rollbackAvailable("2027-03-01", upgrade, at(72))).toBeNull();
   });

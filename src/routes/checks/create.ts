@@ -51,7 +51,9 @@ const createCheck = defineRoute(
             schema: z
               .object({ request: jsonPart("CheckRequest as JSON") })
               .catchall(z.any())
-              .openapi({ description: "A JSON part `request` (CheckRequest) and one file part per document, named as the items name them" }),
+              .openapi({
+                description: "A JSON part `request` (CheckRequest) and one file part per document, named as the items name them",
+              }),
             // The JSON part may be a text field or a file part typed JSON (src/http/multipart.ts).
             encoding: { request: { contentType: "application/json, text/plain" } },
           },
@@ -136,11 +138,12 @@ export function registerCreateCheck(app: App): void {
         throw invalidField(`${body.multipart ? "request." : ""}items[${at < 0 ? i : at}].template_id`, `no template ${id} exists`);
       }
     }
-    if (wantsStream && body.items.length !== 1) throw invalidField(body.multipart ? "request.items" : "items", "a streamed check holds exactly one item");
+    if (wantsStream && body.items.length !== 1)
+      throw invalidField(body.multipart ? "request.items" : "items", "a streamed check holds exactly one item");
 
     const key = idempotencyOf(c)?.key ?? null;
     // A session's one check has the job id announced when the session was minted.
-    let jobId = session ? sessionJobId(session.sessionId) : body.request.job_id ?? (key === null ? null : jobIdFromKey(key));
+    let jobId = session ? sessionJobId(session.sessionId) : (body.request.job_id ?? (key === null ? null : jobIdFromKey(key)));
     if (jobId === null) {
       if (caller.kind !== "session") {
         throw invalidField("job_id", `the ${IDEMPOTENCY_HEADER} is not a valid job id (1 to 128 of [A-Za-z0-9._-]); send request.job_id`);
@@ -154,7 +157,10 @@ export function registerCreateCheck(app: App): void {
     await assertQuota(c.env, tenant, body.items.length);
 
     const prepared = await prepareItems(engine, body);
-    const mode: JobMode = chooseMode(wantsStream, prepared.map((p) => p.pages))!;
+    const mode: JobMode = chooseMode(
+      wantsStream,
+      prepared.map((p) => p.pages),
+    )!;
     if (session && !(await sessionsRepo(tenant.store.db).claimCheck(tenant.org.id, session.sessionId, new Date().toISOString()))) {
       throw new ProblemError("conflict", `This session's one check has been made; read it with GET /sig/checks/${jobId}.`, {
         extensions: { job_id: jobId, status_url: statusUrl(c, jobId) },
@@ -169,7 +175,10 @@ export function registerCreateCheck(app: App): void {
     }
 
     if (mode === "queued") {
-      await checkRuns.enqueueJob(jobId, prepared.map((p) => p.item.index));
+      await checkRuns.enqueueJob(
+        jobId,
+        prepared.map((p) => p.item.index),
+      );
       const url = statusUrl(c, jobId);
       return c.json({ job_id: jobId, status: "queued" as const, item_count: prepared.length, status_url: url }, 202, { Location: url });
     }

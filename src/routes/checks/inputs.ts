@@ -59,7 +59,8 @@ export async function parseCheckBody(c: Context<AppEnv>, validJson: () => unknow
       if (!used.has(name)) throw invalidField(name, "is a file part that no item names");
     }
     for (const name of used) {
-      if (!((form.get(name) as unknown) instanceof File)) throw invalidField(`request.items`, `name the file part ${JSON.stringify(name)}, which the body does not hold`);
+      if (!((form.get(name) as unknown) instanceof File))
+        throw invalidField(`request.items`, `name the file part ${JSON.stringify(name)}, which the body does not hold`);
     }
     // One promise per part, taken before the first await: items load concurrently, and a part named by
     // many items and references must still be read (and later decoded) once, not once per name.
@@ -73,8 +74,13 @@ export async function parseCheckBody(c: Context<AppEnv>, validJson: () => unknow
         let got = cache.get(src.part);
         if (!got) {
           const file = form.get(src.part) as unknown as File;
-          if (file.size > MAX_DOCUMENT_BYTES) throw new ProblemError("too_large", `${src.part}: the document exceeds ${MAX_DOCUMENT_BYTES} bytes.`);
-          got = file.arrayBuffer().then((buf) => ({ bytes: new Uint8Array(buf), contentType: file.type || null, fileName: defaultFileName(src, file.name || null) }));
+          if (file.size > MAX_DOCUMENT_BYTES)
+            throw new ProblemError("too_large", `${src.part}: the document exceeds ${MAX_DOCUMENT_BYTES} bytes.`);
+          got = file.arrayBuffer().then((buf) => ({
+            bytes: new Uint8Array(buf),
+            contentType: file.type || null,
+            fileName: defaultFileName(src, file.name || null),
+          }));
           cache.set(src.part, got);
         }
         return got;
@@ -98,7 +104,11 @@ export async function parseCheckBody(c: Context<AppEnv>, validJson: () => unknow
         if (!("url" in src)) throw new Error("a JSON request holds only URL inputs");
         let got = fetches.get(src.url);
         if (!got) {
-          got = fetchDocument(src.url, field, policy, budget).then((f) => ({ bytes: f.bytes, contentType: f.contentType, fileName: defaultFileName(src, null) }));
+          got = fetchDocument(src.url, field, policy, budget).then((f) => ({
+            bytes: f.bytes,
+            contentType: f.contentType,
+            fileName: defaultFileName(src, null),
+          }));
           got.catch(() => undefined);
           fetches.set(src.url, got);
         }
@@ -115,9 +125,14 @@ export async function parseCheckBody(c: Context<AppEnv>, validJson: () => unknow
  * pixels this request makes the service decode, at the request and in its checks, are charged to a
  * DecodeBudget: past it the request is refused with 413 before any more is decoded.
  */
-export async function prepareItems(engine: VerificationEngine, parsed: ParsedRequest, budget = new DecodeBudget()): Promise<PreparedItem[]> {
+export async function prepareItems(
+  engine: VerificationEngine,
+  parsed: ParsedRequest,
+  budget = new DecodeBudget(),
+): Promise<PreparedItem[]> {
   const fileField = (i: number) => (parsed.multipart ? `request.items[${i}].file` : `items[${i}].file.url`);
-  const refField = (i: number, n: number) => (parsed.multipart ? `request.items[${i}].references[${n}]` : `items[${i}].references[${n}].url`);
+  const refField = (i: number, n: number) =>
+    parsed.multipart ? `request.items[${i}].references[${n}]` : `items[${i}].references[${n}].url`;
   const loads = parsed.items.map((it) => ({
     input: parsed.load(it.file, fileField(it.index)),
     refs: it.references.map((r, n) => parsed.load(r, refField(it.index, n))),

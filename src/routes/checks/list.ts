@@ -28,9 +28,20 @@ const ListQuery = z.object({
   reference: z.string().min(1).max(128).optional(),
   process: z.string().min(1).max(64).optional(),
   subject_reference: Identifier.optional(),
-  decision: z.enum([...DECISIONS, "ERROR"] as unknown as [string, ...string[]]).optional().openapi({ description: "items view; ERROR = no decision" }),
-  input_type: z.string().regex(/^[a-z_]{1,32}$/).optional(),
-  q: z.string().min(1).max(128).optional().openapi({ description: "Case-sensitive prefix of reference, subject reference, file name or check id" }),
+  decision: z
+    .enum([...DECISIONS, "ERROR"] as unknown as [string, ...string[]])
+    .optional()
+    .openapi({ description: "items view; ERROR = no decision" }),
+  input_type: z
+    .string()
+    .regex(/^[a-z_]{1,32}$/)
+    .optional(),
+  q: z
+    .string()
+    .min(1)
+    .max(128)
+    .optional()
+    .openapi({ description: "Case-sensitive prefix of reference, subject reference, file name or check id" }),
 });
 
 /** Filters that belong to another view: a 400 naming the first one given. */
@@ -74,7 +85,9 @@ const listChecks = defineRoute(
             schema: z.union([
               z.object({ jobs: z.array(JobSummary), next_cursor: z.string().nullable() }).openapi("JobList"),
               z.object({ items: z.array(CheckResultSchema), next_cursor: z.string().nullable() }).openapi("CheckItemList"),
-              z.object({ decisions: z.record(z.string(), z.number().int()), total: z.number().int(), processes: z.array(z.string()) }).openapi("ChecksSummary"),
+              z
+                .object({ decisions: z.record(z.string(), z.number().int()), total: z.number().int(), processes: z.array(z.string()) })
+                .openapi("ChecksSummary"),
             ]),
           },
         },
@@ -122,14 +135,27 @@ export function registerListChecks(app: App): void {
       return c.json(
         {
           items: page.map((r) => renderResult(storedResultOf(r)!, origin, { metadata: false })),
-          next_cursor: rows.length > limit && last ? await encodeCursor(configOf(c.env).cursorSecret, ITEMS_CURSOR, { c: last.createdAt, j: last.jobId, i: last.itemIndex } satisfies ItemPosition) : null,
+          next_cursor:
+            rows.length > limit && last
+              ? await encodeCursor(configOf(c.env).cursorSecret, ITEMS_CURSOR, {
+                  c: last.createdAt,
+                  j: last.jobId,
+                  i: last.itemIndex,
+                } satisfies ItemPosition)
+              : null,
         },
         200,
       );
     }
 
     const after = query.cursor ? await decodeCursor<JobPosition>(configOf(c.env).cursorSecret, JOBS_CURSOR, query.cursor) : null;
-    const rows = await listJobs(db, tenant.org.id, { since: filters.since, until: filters.until, status: query.status, source: query.source }, after, limit + 1);
+    const rows = await listJobs(
+      db,
+      tenant.org.id,
+      { since: filters.since, until: filters.until, status: query.status, source: query.source },
+      after,
+      limit + 1,
+    );
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     return c.json(
@@ -145,7 +171,10 @@ export function registerListChecks(app: App): void {
           completed_at: j.completedAt,
           status_url: `${origin}/sig/checks/${j.jobId}`,
         })),
-        next_cursor: rows.length > limit && last ? await encodeCursor(configOf(c.env).cursorSecret, JOBS_CURSOR, { c: last.createdAt, j: last.jobId } satisfies JobPosition) : null,
+        next_cursor:
+          rows.length > limit && last
+            ? await encodeCursor(configOf(c.env).cursorSecret, JOBS_CURSOR, { c: last.createdAt, j: last.jobId } satisfies JobPosition)
+            : null,
       },
       200,
     );

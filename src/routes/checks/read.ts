@@ -45,7 +45,8 @@ const itemImage = defineRoute(
     path: "/sig/checks/{job_id}/items/{index}/image",
     tags: ["checks"],
     summary: "Grey PNG crop of a located signature (8% padding, at most 640 px on the long side)",
-    description: "`signature` selects the signature by its index (default: the best match, else the first). 404 when the item has no located signature or its input has expired.",
+    description:
+      "`signature` selects the signature by its index (default: the best match, else the first). 404 when the item has no located signature or its input has expired.",
     request: { params: ItemParams, query: ImageQuery },
     responses: {
       200: { description: "The crop", content: { "image/png": { schema: z.string().openapi({ format: "binary" }) } } },
@@ -106,7 +107,11 @@ export function registerReadChecks(app: App): void {
     const page = rows.slice(0, query.limit);
     const more = rows.length > query.limit;
     // A reviewer's verdict and what learning made of it (docs/learning.md), on the items that have one.
-    const reviews = await reviewsRepo(tenant.store.db).forItems(tenant.org.id, jobId, page.map((r) => r.itemIndex));
+    const reviews = await reviewsRepo(tenant.store.db).forItems(
+      tenant.org.id,
+      jobId,
+      page.map((r) => r.itemIndex),
+    );
     return c.json(
       {
         job_id: job.jobId,
@@ -144,7 +149,10 @@ export function registerReadChecks(app: App): void {
     const chosen = signature ?? defaultSignature(result)!;
     const sig = result.signatures.find((s) => s.index === chosen);
     if (!sig) throw new ProblemError("not_found", `The item has no signature with index ${chosen}.`);
-    const expired = new ProblemError("not_found", "The item's input has expired from the job's inbox (inbox_ttl); its crop is no longer available.");
+    const expired = new ProblemError(
+      "not_found",
+      "The item's input has expired from the job's inbox (inbox_ttl); its crop is no longer available.",
+    );
     if (inboxExpired(job)) throw expired;
 
     const png = await services(c).crops.signatureCrop(jobId, item, sig);

@@ -20,7 +20,10 @@ export const CheckResultSchema = z
     check_id: z.string().openapi({ description: "`job_id/item_index`" }),
     job_id: z.string(),
     item_index: z.number().int(),
-    decision: z.enum(DECISIONS as unknown as [string, ...string[]]).nullable().openapi({ description: "null when the item carries errors instead (counted as ERROR)" }),
+    decision: z
+      .enum(DECISIONS as unknown as [string, ...string[]])
+      .nullable()
+      .openapi({ description: "null when the item carries errors instead (counted as ERROR)" }),
     score: z.number().nullable().openapi({ description: "Calibrated score in [0, 1] of the best-matching signature" }),
     billable: z.boolean().openapi({ description: "AUTO_APPROVE, APPROVE, FLAG and FAILED are billable; the rest are free" }),
     subject_reference: z.string().nullable(),
@@ -37,7 +40,8 @@ export const CheckResultSchema = z
         confidence: z.number(),
         score: z.number().nullable().openapi({ description: "This signature's score; null when it was not compared" }),
         box_name: z.string().nullable().optional().openapi({
-          description: "With template_id: the name of the template box the signature was found in; null when the page did not register and the signature was found by the free search",
+          description:
+            "With template_id: the name of the template box the signature was found in; null when the page did not register and the signature was found by the free search",
         }),
         image_url: z.string(),
       }),
@@ -53,8 +57,14 @@ export const CheckResultSchema = z
     reference_count: z.number().int().nullable(),
     versions: z.object({ policy: z.string().openapi({ description: "`<policy name>@<version>`" }) }),
     image_url: z.string().nullable().openapi({ description: "Crop of the default signature (best match, else the first)" }),
-    metadata: z.record(z.string(), z.unknown()).nullable().optional().openapi({ description: "The item's metadata; present on reading the item" }),
-    errors: z.array(z.object({ code: z.string(), detail: z.string() })).openapi({ description: "Why an item has no decision (free of charge)" }),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .optional()
+      .openapi({ description: "The item's metadata; present on reading the item" }),
+    errors: z
+      .array(z.object({ code: z.string(), detail: z.string() }))
+      .openapi({ description: "Why an item has no decision (free of charge)" }),
     template: z
       .object({
         template_id: z.string(),
@@ -62,7 +72,10 @@ export const CheckResultSchema = z
         pages: z.array(z.object({ page: z.number().int().min(1), registered: z.boolean() })).openapi({
           description: "Each page searched with the template (the blank's pages that hold boxes) and whether it registered",
         }),
-        detail: z.string().nullable().openapi({ description: "Why the template was not (fully) used: such pages were searched without it" }),
+        detail: z
+          .string()
+          .nullable()
+          .openapi({ description: "Why the template was not (fully) used: such pages were searched without it" }),
       })
       .nullable()
       .optional()
@@ -101,7 +114,11 @@ export const JobSchema = z
     inbox_expires_at: z.string().openapi({ description: "Inputs and crops are deleted after this (inbox_ttl)" }),
     status_url: z.string(),
     results: z
-      .array(CheckResultSchema.extend({ review: ReviewSchema.nullable().openapi({ description: "The reviewer's verdict and what learning made of it; null without one" }) }))
+      .array(
+        CheckResultSchema.extend({
+          review: ReviewSchema.nullable().openapi({ description: "The reviewer's verdict and what learning made of it; null without one" }),
+        }),
+      )
       .openapi({ description: "Finished items by item_index" }),
     next_cursor: z.string().nullable().openapi({ description: "The last item_index returned; null on the last page" }),
   })
@@ -122,9 +139,17 @@ export const JobQuery = z.object({
   cursor: z.string().optional().openapi({ description: "The previous page's next_cursor (the last item_index returned)" }),
   limit: z.coerce.number().int().min(1).max(500).default(100),
   format: z.enum(["json", "ndjson"]).default("json"),
-  decision: z.enum([...DECISIONS, "ERROR"] as unknown as [string, ...string[]]).optional().openapi({ description: "ERROR selects items without a decision" }),
+  decision: z
+    .enum([...DECISIONS, "ERROR"] as unknown as [string, ...string[]])
+    .optional()
+    .openapi({ description: "ERROR selects items without a decision" }),
 });
 
 export const ImageQuery = z.object({
-  signature: z.coerce.number().int().min(0).optional().openapi({ description: "The signature's index; default the best match, else the first" }),
+  signature: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .openapi({ description: "The signature's index; default the best match, else the first" }),
 });

@@ -23,9 +23,7 @@ const AuditEntrySchema = z
   })
   .openapi("AuditEntry");
 
-const AuditPageSchema = z
-  .object({ entries: z.array(AuditEntrySchema), next_cursor: z.string().nullable() })
-  .openapi("AuditLogPage");
+const AuditPageSchema = z.object({ entries: z.array(AuditEntrySchema), next_cursor: z.string().nullable() }).openapi("AuditLogPage");
 
 const AuditQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ description: "1 to 200, default 50" }),
@@ -95,7 +93,10 @@ async function readAuditPage(env: Env, org: Org, limit: number, cursor: string |
       request_id: r.request_id,
       created_at: r.created_at,
     })),
-    next_cursor: results.length > limit && last ? await encodeCursor(configOf(env).cursorSecret, route, { c: last.created_at, i: last.id } satisfies Position) : null,
+    next_cursor:
+      results.length > limit && last
+        ? await encodeCursor(configOf(env).cursorSecret, route, { c: last.created_at, i: last.id } satisfies Position)
+        : null,
   };
 }
 

@@ -17,7 +17,10 @@ const created = {
   headers: z.object({ "Cache-Control": z.string().openapi({ example: "no-store" }) }),
   content: { "application/json": { schema: ApiKeyCreatedSchema } },
 };
-const listed = { description: "The organisation's keys, newest first, by prefix only", content: { "application/json": { schema: ApiKeyListSchema } } };
+const listed = {
+  description: "The organisation's keys, newest first, by prefix only",
+  content: { "application/json": { schema: ApiKeyListSchema } },
+};
 const keyBody = { body: { required: true, content: { "application/json": { schema: KeyCreateSchema } } } };
 
 /** Mints a key for `org` and audits it there. The full key is returned once and never stored. */
@@ -131,7 +134,13 @@ export function registerKeyRoutes(app: App): void {
     const org = await directory(c.env.DIRECTORY).getOrg(c.req.valid("param").org_id);
     if (!org) throw notFound("organisation");
     const body = c.req.valid("json");
-    const key = await mintKeyFor(c.env, org, { permissions: body.permissions, name: body.name, expiresAt: body.expires_at }, OPERATOR_ACTOR, c.get("requestId"));
+    const key = await mintKeyFor(
+      c.env,
+      org,
+      { permissions: body.permissions, name: body.name, expiresAt: body.expires_at },
+      OPERATOR_ACTOR,
+      c.get("requestId"),
+    );
     c.header("Cache-Control", "no-store");
     return c.json(createdResponse(key), 201);
   });

@@ -23,7 +23,10 @@ const me = defineRoute(
     path: "/platform/me",
     tags: ["platform"],
     summary: "Who is calling: actor, permissions and the organisation acted in",
-    responses: { 200: { description: "The caller", content: { "application/json": { schema: CallerSchema } } }, ...problems(...AUTH_PROBLEMS) },
+    responses: {
+      200: { description: "The caller", content: { "application/json": { schema: CallerSchema } } },
+      ...problems(...AUTH_PROBLEMS),
+    },
   },
 );
 
@@ -31,7 +34,12 @@ const SettingsSchema = z
   .object({
     name: z.string().min(1).max(200).optional(),
     learning: z.boolean().optional(),
-    inbox_ttl: z.number().int().min(60).max(30 * 86400).optional(),
+    inbox_ttl: z
+      .number()
+      .int()
+      .min(60)
+      .max(30 * 86400)
+      .optional(),
   })
   .strict()
   .openapi("OrgSettingsChange");
@@ -45,7 +53,10 @@ const updateSettings = defineRoute(
     tags: ["platform"],
     summary: "Change the organisation's settings (dashboard users only)",
     request: { body: { required: true, content: { "application/json": { schema: SettingsSchema } } } },
-    responses: { 200: { description: "The organisation", content: { "application/json": { schema: OrgSchema } } }, ...problems(...AUTH_PROBLEMS, 415) },
+    responses: {
+      200: { description: "The organisation", content: { "application/json": { schema: OrgSchema } } },
+      ...problems(...AUTH_PROBLEMS, 415),
+    },
   },
 );
 
@@ -72,7 +83,14 @@ export function registerMeRoutes(app: App): void {
     const changes = { name: body.name, learning: body.learning, inboxTtlSeconds: body.inbox_ttl };
     const defined = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
     await directory(c.env.DIRECTORY).updateSettings(org.id, defined);
-    await recordAudit(store.db, { orgId: org.id, actor: c.get("caller").actor, action: "org.update", target: org.id, detail: body, requestId: c.get("requestId") });
+    await recordAudit(store.db, {
+      orgId: org.id,
+      actor: c.get("caller").actor,
+      action: "org.update",
+      target: org.id,
+      detail: body,
+      requestId: c.get("requestId"),
+    });
     return c.json(orgJson({ ...org, ...defined }), 200);
   });
 }

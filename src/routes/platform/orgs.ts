@@ -57,7 +57,10 @@ const setBilling = platformRoute({
   summary: "Change the billing state (operator)",
   request: {
     params: OrgParams,
-    body: { required: true, content: { "application/json": { schema: z.object({ billing: BillingSchema }).strict().openapi("BillingChange") } } },
+    body: {
+      required: true,
+      content: { "application/json": { schema: z.object({ billing: BillingSchema }).strict().openapi("BillingChange") } },
+    },
   },
   responses: { 200: orgResponse("The organisation"), ...problems(400, 401, 404) },
 });

@@ -21,7 +21,10 @@ const Host = z
   .string()
   .min(1)
   .max(260)
-  .regex(/^(\*\.)?([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?$/, "must be a host name or IP address, optionally with a port, or *.domain")
+  .regex(
+    /^(\*\.)?([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?$/,
+    "must be a host name or IP address, optionally with a port, or *.domain",
+  )
   .openapi({
     description:
       "`docs.example.com` (port 443 only), `docs.example.com:8443` (that port only) or `*.example.com` (every subdomain, not the domain itself). " +
@@ -43,8 +46,20 @@ export const OrgCreateSchema = z
     learning: z.boolean().default(true),
     allow_hosts: z.array(Host).max(100).default([]),
     allow_buckets: z.array(Bucket).max(100).default([]),
-    monthly_quota: z.number().int().min(0).nullable().default(null).openapi({ description: "Checked items per UTC month; null = unlimited" }),
-    inbox_ttl: z.number().int().min(60).max(30 * 86400).default(86400).openapi({ description: "Seconds check inputs and crops are kept" }),
+    monthly_quota: z
+      .number()
+      .int()
+      .min(0)
+      .nullable()
+      .default(null)
+      .openapi({ description: "Checked items per UTC month; null = unlimited" }),
+    inbox_ttl: z
+      .number()
+      .int()
+      .min(60)
+      .max(30 * 86400)
+      .default(86400)
+      .openapi({ description: "Seconds check inputs and crops are kept" }),
   })
   .strict()
   .openapi("OrgCreate");

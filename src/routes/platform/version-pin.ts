@@ -5,7 +5,9 @@ import { changePin, pinState } from "../../services/version-pins";
 
 const PinStateSchema = z
   .object({
-    pinned_version: z.string().openapi({ description: "Used by requests without Service-Version, and by every webhook", example: "2026-09-27" }),
+    pinned_version: z
+      .string()
+      .openapi({ description: "Used by requests without Service-Version, and by every webhook", example: "2026-09-27" }),
     latest_version: z.string(),
     upgrades: z.array(z.string()).openapi({ description: "Supported newer versions the pin can move to, newest first" }),
     rollback: z
@@ -43,7 +45,14 @@ const change = defineRoute(
     request: {
       body: {
         required: true,
-        content: { "application/json": { schema: z.object({ version: z.string().max(32).openapi({ example: "2026-09-27" }) }).strict().openapi("VersionPinChange") } },
+        content: {
+          "application/json": {
+            schema: z
+              .object({ version: z.string().max(32).openapi({ example: "2026-09-27" }) })
+              .strict()
+              .openapi("VersionPinChange"),
+          },
+        },
       },
     },
     responses: {

@@ -60,7 +60,8 @@ const deleteRef = defineRoute(
     path: "/sig/subjects/{subject_reference}/references/{ref_id}",
     tags: ["subjects"],
     summary: "Hard-delete a reference and its file",
-    description: "A learned reference answers 409 conflict: remove it with POST .../references/unlearn. `ref_id` `unlearn` names the reference whose id is `unlearn`.",
+    description:
+      "A learned reference answers 409 conflict: remove it with POST .../references/unlearn. `ref_id` `unlearn` names the reference whose id is `unlearn`.",
     request: { params: ReferenceParams },
     responses: { 204: { description: "Deleted" }, ...problems(400, 401, 403, 404, 409, 421, 429) },
   },
@@ -114,7 +115,13 @@ async function uploadsFromMultipart(c: Context<AppEnv>): Promise<Upload[]> {
     if (total > MAX_REFERENCE_BYTES) {
       throw new ProblemError("too_large", `The reference files exceed ${MAX_REFERENCE_BYTES / 1024 / 1024} MB in total.`);
     }
-    uploads.push({ refId: name, source: "unverified", bytes: new Uint8Array(await value.arrayBuffer()), contentType: value.type, method: "upload" });
+    uploads.push({
+      refId: name,
+      source: "unverified",
+      bytes: new Uint8Array(await value.arrayBuffer()),
+      contentType: value.type,
+      method: "upload",
+    });
   }
   for (const [name] of form.entries()) {
     if (name.startsWith("source.") && !seen.has(name.slice("source.".length))) {
@@ -165,9 +172,13 @@ export function registerReferenceRoutes(app: App): void {
     const result = await services(c).references.remove(subjectReference, refId);
     if (result === "not_found") throw notFound("reference");
     if (result === "learned") {
-      throw new ProblemError("conflict", `${refId} is a learned reference: remove it with POST /sig/subjects/${subjectReference}/references/unlearn.`, {
-        extensions: { unlearn_url: new URL(`/sig/subjects/${subjectReference}/references/unlearn`, c.req.url).toString() },
-      });
+      throw new ProblemError(
+        "conflict",
+        `${refId} is a learned reference: remove it with POST /sig/subjects/${subjectReference}/references/unlearn.`,
+        {
+          extensions: { unlearn_url: new URL(`/sig/subjects/${subjectReference}/references/unlearn`, c.req.url).toString() },
+        },
+      );
     }
     const caller = c.get("caller");
     await recordAudit(tenant.store.db, {

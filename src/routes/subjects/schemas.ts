@@ -39,9 +39,7 @@ export const SubjectSummary = z
   })
   .openapi("SubjectSummary");
 
-export const SubjectList = z
-  .object({ subjects: z.array(SubjectSummary), next_cursor: z.string().nullable() })
-  .openapi("SubjectList");
+export const SubjectList = z.object({ subjects: z.array(SubjectSummary), next_cursor: z.string().nullable() }).openapi("SubjectList");
 
 export const ReferenceRecord = z
   .object({
@@ -60,7 +58,11 @@ export const ReferenceRecord = z
       learned_from: z.string().nullable().openapi({ description: "Check id (job_id/index) a learned reference came from" }),
       uploaded_at: z.string(),
       enrolled_at: z.string().nullable(),
-      confirmed_by: z.string().nullable().optional().openapi({ description: "Learned references: audit actor of the reviewer who confirmed the source check" }),
+      confirmed_by: z
+        .string()
+        .nullable()
+        .optional()
+        .openapi({ description: "Learned references: audit actor of the reviewer who confirmed the source check" }),
       confirmed_at: z.string().nullable().optional().openapi({ description: "Learned references: when the source check was confirmed" }),
       learned_at: z.string().nullable().optional().openapi({ description: "Learned references: when it was learned" }),
     }),
@@ -79,11 +81,15 @@ export const Subject = z
     references: z.array(ReferenceRecord),
     learning: z
       .object({
-        recent: z.array(ReviewSchema).openapi({ description: "The subject's newest 25 reviews (Confirmed records), with each learning outcome and refusal reason" }),
+        recent: z
+          .array(ReviewSchema)
+          .openapi({ description: "The subject's newest 25 reviews (Confirmed records), with each learning outcome and refusal reason" }),
       })
       .optional(),
     checks: z.object({
-      recent: z.array(CheckResultSchema).openapi({ description: "The newest 25 checked items of the subject, shaped as in the items list" }),
+      recent: z
+        .array(CheckResultSchema)
+        .openapi({ description: "The newest 25 checked items of the subject, shaped as in the items list" }),
       total: z.number().int(),
       next: z.string().nullable().openapi({ description: "URL listing all of the subject's checked items, or null when there are none" }),
     }),

@@ -109,7 +109,9 @@ export function registerSubjectRoutes(app: App): void {
   app.openapi(listSubjects, async (c) => {
     const { q, cursor, limit } = c.req.valid("query");
     const tenant = c.get("tenant");
-    const after = cursor ? await decodeCursor<{ c: string; s: string; q: string }>(configOf(c.env).cursorSecret, LIST_CURSOR, cursor) : null;
+    const after = cursor
+      ? await decodeCursor<{ c: string; s: string; q: string }>(configOf(c.env).cursorSecret, LIST_CURSOR, cursor)
+      : null;
     if (after && after.q !== (q ?? "")) {
       // A cursor belongs to one query; reusing it with another q would skip or repeat entries.
       throw new ProblemError("invalid_cursor", "cursor: it was issued for another q.", {
@@ -123,7 +125,10 @@ export function registerSubjectRoutes(app: App): void {
     });
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
-    const next = rows.length > limit && last ? await encodeCursor(configOf(c.env).cursorSecret, LIST_CURSOR, { c: last.createdAt, s: last.subjectReference, q: q ?? "" }) : null;
+    const next =
+      rows.length > limit && last
+        ? await encodeCursor(configOf(c.env).cursorSecret, LIST_CURSOR, { c: last.createdAt, s: last.subjectReference, q: q ?? "" })
+        : null;
     return c.json(
       {
         subjects: page.map((s) => ({

@@ -75,7 +75,11 @@ export function registerUnlearnRoute(app: App): void {
     const tenant = c.get("tenant");
     const selection = body.since !== undefined ? { since: body.since } : { checks: body.checks! };
     const out = await unlearn(
-      { store: tenant.store, engine: liveEngine(), announce: (outcome) => emitLearningOutcome({ env: c.env, org: tenant.org, store: tenant.store }, outcome) },
+      {
+        store: tenant.store,
+        engine: liveEngine(),
+        announce: (outcome) => emitLearningOutcome({ env: c.env, org: tenant.org, store: tenant.store }, outcome),
+      },
       tenant.org.id,
       subjectReference,
       selection,

@@ -7,7 +7,9 @@ export const checkJobs = sqliteTable(
     orgId: text("org_id").notNull(),
     jobId: text("job_id").notNull(),
     status: text("status", { enum: ["queued", "running", "completed", "failed", "rejected"] }).notNull(),
-    source: text("source", { enum: ["api", "bucket"] }).notNull().default("api"),
+    source: text("source", { enum: ["api", "bucket"] })
+      .notNull()
+      .default("api"),
     mode: text("mode", { enum: ["sync", "queued", "stream"] }).notNull(),
     policy: text("policy").notNull(),
     policySpec: text("policy_spec").notNull(),

@@ -102,7 +102,8 @@ class FlateStage implements Sink {
       throw corrupt(this.o, err instanceof Error ? err.message.slice(0, 120) : String(err));
     }
     // A checksum failure comes after all the data: lenient callers keep what was decoded.
-    if (this.#inf.err && !(this.o.lenient && /incorrect (data|length) check/.test(this.#inf.msg))) throw corrupt(this.o, this.#inf.msg || "invalid deflate data");
+    if (this.#inf.err && !(this.o.lenient && /incorrect (data|length) check/.test(this.#inf.msg)))
+      throw corrupt(this.o, this.#inf.msg || "invalid deflate data");
     if (this.#inf.ended) {
       this.#finished = true;
       this.next.end();
@@ -110,7 +111,8 @@ class FlateStage implements Sink {
   }
   end(): void {
     if (this.#finished) return;
-    if (!this.#inf.ended && !this.#inf.err && !this.o.lenient) throw new VerifyError("corrupt_file", `the ${this.o.what} is truncated`, this.o.page);
+    if (!this.#inf.ended && !this.#inf.err && !this.o.lenient)
+      throw new VerifyError("corrupt_file", `the ${this.o.what} is truncated`, this.o.page);
     this.next.end();
   }
 }
@@ -430,7 +432,11 @@ export function decodeToBytes(data: Uint8Array, steps: readonly FilterStep[], ma
   const push = (c: Uint8Array) => {
     n += c.length;
     if (n > maxOut) {
-      throw new VerifyError("too_many_pixels", `the ${o.what} decompresses to more than ${maxOut} bytes: refused as a decompression bomb`, o.page);
+      throw new VerifyError(
+        "too_many_pixels",
+        `the ${o.what} decompresses to more than ${maxOut} bytes: refused as a decompression bomb`,
+        o.page,
+      );
     }
     parts.push(c);
   };

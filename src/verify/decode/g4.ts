@@ -79,7 +79,7 @@ class Bits {
 
 class EndOfData extends Error {}
 
-const enum Mode {
+enum Mode {
   Pass,
   Horizontal,
   Vertical,

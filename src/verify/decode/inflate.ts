@@ -22,7 +22,11 @@ export async function inflateBounded(
   inf.onData = (chunk) => {
     total += chunk.length;
     if (total > maxOut) {
-      throw new VerifyError("too_many_pixels", `the ${what} expands beyond its declared size (${maxOut} bytes): refused as a decompression bomb`, opts.page);
+      throw new VerifyError(
+        "too_many_pixels",
+        `the ${what} expands beyond its declared size (${maxOut} bytes): refused as a decompression bomb`,
+        opts.page,
+      );
     }
     sink(chunk);
   };

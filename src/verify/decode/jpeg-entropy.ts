@@ -12,7 +12,8 @@ export const ZIGZAG = new Uint8Array([
 /** IDCT basis: COS[x * 8 + u] = C(u)/2 * cos((2x + 1) u pi / 16). */
 const COS = (() => {
   const t = new Float32Array(64);
-  for (let x = 0; x < 8; x++) for (let u = 0; u < 8; u++) t[x * 8 + u] = ((u === 0 ? Math.SQRT1_2 : 1) / 2) * Math.cos(((2 * x + 1) * u * Math.PI) / 16);
+  for (let x = 0; x < 8; x++)
+    for (let u = 0; u < 8; u++) t[x * 8 + u] = ((u === 0 ? Math.SQRT1_2 : 1) / 2) * Math.cos(((2 * x + 1) * u * Math.PI) / 16);
   return t;
 })();
 
@@ -76,7 +77,10 @@ export class BitReader {
   #n = 0;
   marker = -1;
   overrun = 0;
-  constructor(private readonly b: Uint8Array, start: number) {
+  constructor(
+    private readonly b: Uint8Array,
+    start: number,
+  ) {
     this.pos = start;
   }
   #fill(): void {
@@ -134,7 +138,8 @@ export class BitReader {
       this.marker = -1;
     } else if (this.marker < 0) {
       // The reader has not reached the marker yet: find it.
-      while (this.pos + 1 < this.b.length && !(this.b[this.pos] === 0xff && this.b[this.pos + 1] >= 0xd0 && this.b[this.pos + 1] <= 0xd7)) this.pos++;
+      while (this.pos + 1 < this.b.length && !(this.b[this.pos] === 0xff && this.b[this.pos + 1] >= 0xd0 && this.b[this.pos + 1] <= 0xd7))
+        this.pos++;
       if (this.pos + 1 < this.b.length) this.pos += 2;
     }
   }
@@ -151,7 +156,16 @@ export function extend(v: number, t: number): number {
 }
 
 /** Separable 8x8 inverse DCT, level shift, clamp, and copy the visible part into the page. */
-export function writeBlock(coef: Float32Array, tmp: Float32Array, dcOnly: boolean, out: Uint8Array, x0: number, y0: number, w: number, h: number): void {
+export function writeBlock(
+  coef: Float32Array,
+  tmp: Float32Array,
+  dcOnly: boolean,
+  out: Uint8Array,
+  x0: number,
+  y0: number,
+  w: number,
+  h: number,
+): void {
   const xn = Math.min(8, w - x0);
   const yn = Math.min(8, h - y0);
   if (dcOnly) {

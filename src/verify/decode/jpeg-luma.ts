@@ -72,9 +72,11 @@ export function decodeJpegLuma(b: Uint8Array): Raster | null {
       width = (seg[3] << 8) | seg[4];
       const n = seg[5];
       comps = [];
-      for (let i = 0; i < n; i++) comps.push({ id: seg[6 + 3 * i], h: seg[7 + 3 * i] >> 4, v: seg[7 + 3 * i] & 15, tq: seg[8 + 3 * i], pred: 0 });
+      for (let i = 0; i < n; i++)
+        comps.push({ id: seg[6 + 3 * i], h: seg[7 + 3 * i] >> 4, v: seg[7 + 3 * i] & 15, tq: seg[8 + 3 * i], pred: 0 });
       if (n !== 1 && n !== 3) return null;
-      if (comps.some((c) => c.h < 1 || c.h > 4 || c.v < 1 || c.v > 4)) throw new VerifyError("corrupt_file", "the JPEG declares invalid sampling factors");
+      if (comps.some((c) => c.h < 1 || c.h > 4 || c.v < 1 || c.v > 4))
+        throw new VerifyError("corrupt_file", "the JPEG declares invalid sampling factors");
     } else if (marker >= 0xc2 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
       return null; // lossless, hierarchical, arithmetic
     } else if (marker === 0xdd) {
@@ -108,10 +110,16 @@ export function decodeJpegLuma(b: Uint8Array): Raster | null {
       const frame: Frame = { width, height, hmax, vmax, restartInterval };
       if (progressive) {
         const needDc = spectral.ss === 0 && spectral.ah === 0;
-        for (const c of scan) if ((needDc && !c.dc) || (spectral.ss > 0 && !c.ac)) throw new VerifyError("corrupt_file", "the JPEG's scan uses an undefined Huffman table");
-        if (spectral.se > 63 || spectral.ss > spectral.se) throw new VerifyError("corrupt_file", "the JPEG's scan has an invalid spectral band");
+        for (const c of scan)
+          if ((needDc && !c.dc) || (spectral.ss > 0 && !c.ac))
+            throw new VerifyError("corrupt_file", "the JPEG's scan uses an undefined Huffman table");
+        if (spectral.se > 63 || spectral.ss > spectral.se)
+          throw new VerifyError("corrupt_file", "the JPEG's scan has an invalid spectral band");
         if (width * height > PROGRESSIVE_MAX_PIXELS) {
-          throw new VerifyError("too_many_pixels", `progressive JPEGs are decoded up to ${PROGRESSIVE_MAX_PIXELS} pixels (this one is ${width}x${height})`);
+          throw new VerifyError(
+            "too_many_pixels",
+            `progressive JPEGs are decoded up to ${PROGRESSIVE_MAX_PIXELS} pixels (this one is ${width}x${height})`,
+          );
         }
         coefficients ??= newCoefficients(frame, luma);
         o = progressiveScan(b, start, scan, luma, spectral, frame, coefficients);
@@ -139,7 +147,6 @@ export function decodeJpegLuma(b: Uint8Array): Raster | null {
   if (!lumaDone || !out) throw new VerifyError("corrupt_file", "the JPEG holds no image data");
   return { width, height, data: out };
 }
-
 
 function decodeScan(b: Uint8Array, start: number, scan: Component[], luma: Component, q: Int32Array, f: Frame, out: Uint8Array): number {
   const bits = new BitReader(b, start);

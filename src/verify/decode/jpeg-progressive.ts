@@ -30,7 +30,15 @@ export interface Spectral {
   al: number;
 }
 
-export function progressiveScan(b: Uint8Array, start: number, scan: Component[], luma: Component, s: Spectral, f: Frame, st: Coefficients): number {
+export function progressiveScan(
+  b: Uint8Array,
+  start: number,
+  scan: Component[],
+  luma: Component,
+  s: Spectral,
+  f: Frame,
+  st: Coefficients,
+): number {
   const bits = new BitReader(b, start);
   const single = scan.length === 1;
   if (!single && s.ss !== 0) throw new VerifyError("corrupt_file", "the progressive JPEG interleaves an AC scan");

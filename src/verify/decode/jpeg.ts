@@ -23,9 +23,13 @@ export function jpegDimensions(b: Uint8Array): { width: number; height: number; 
       const height = u16be(b, o + 3);
       const width = u16be(b, o + 5);
       const components = b[o + 7];
-      if (height === 0) throw new VerifyError("unsupported_format", "JPEGs that declare their height after the scan (DNL) are not supported");
+      if (height === 0)
+        throw new VerifyError("unsupported_format", "JPEGs that declare their height after the scan (DNL) are not supported");
       if (marker !== 0xc0 && marker !== 0xc1 && marker !== 0xc2) {
-        throw new VerifyError("unsupported_format", "only baseline and progressive Huffman JPEGs are supported (not lossless or arithmetic-coded)");
+        throw new VerifyError(
+          "unsupported_format",
+          "only baseline and progressive Huffman JPEGs are supported (not lossless or arithmetic-coded)",
+        );
       }
       return { width, height, components };
     }

@@ -19,13 +19,34 @@ export function applyOrientation(r: Raster, orientation: number): Raster {
       let nx: number;
       let ny: number;
       switch (orientation) {
-        case 2: nx = w - 1 - x; ny = y; break;
-        case 3: nx = w - 1 - x; ny = h - 1 - y; break;
-        case 4: nx = x; ny = h - 1 - y; break;
-        case 5: nx = y; ny = x; break;
-        case 6: nx = h - 1 - y; ny = x; break;
-        case 7: nx = h - 1 - y; ny = w - 1 - x; break;
-        default: nx = y; ny = w - 1 - x; break; // 8
+        case 2:
+          nx = w - 1 - x;
+          ny = y;
+          break;
+        case 3:
+          nx = w - 1 - x;
+          ny = h - 1 - y;
+          break;
+        case 4:
+          nx = x;
+          ny = h - 1 - y;
+          break;
+        case 5:
+          nx = y;
+          ny = x;
+          break;
+        case 6:
+          nx = h - 1 - y;
+          ny = x;
+          break;
+        case 7:
+          nx = h - 1 - y;
+          ny = w - 1 - x;
+          break;
+        default:
+          nx = y;
+          ny = w - 1 - x;
+          break; // 8
       }
       out[ny * ow + nx] = src[row + x];
     }
@@ -53,7 +74,12 @@ export function tiffOrientation(t: Uint8Array, ifdOffset?: number): number {
   if (t.length < 8) return 1;
   const le = t[0] === 0x49;
   const u16 = (p: number) => (p + 2 > t.length ? 0 : le ? t[p] | (t[p + 1] << 8) : (t[p] << 8) | t[p + 1]);
-  const u32 = (p: number) => (p + 4 > t.length ? 0 : le ? (t[p] | (t[p + 1] << 8) | (t[p + 2] << 16)) + t[p + 3] * 0x1000000 : ((t[p + 1] << 16) | (t[p + 2] << 8) | t[p + 3]) + t[p] * 0x1000000);
+  const u32 = (p: number) =>
+    p + 4 > t.length
+      ? 0
+      : le
+        ? (t[p] | (t[p + 1] << 8) | (t[p + 2] << 16)) + t[p + 3] * 0x1000000
+        : ((t[p + 1] << 16) | (t[p + 2] << 8) | t[p + 3]) + t[p] * 0x1000000;
   const ifd = ifdOffset ?? u32(4);
   const count = u16(ifd);
   for (let i = 0; i < count && i < 512; i++) {

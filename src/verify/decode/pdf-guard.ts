@@ -83,7 +83,8 @@ export function guardPdfStructure(bytes: Uint8Array, budget: ByteBudget): GuardR
       trace(bytes, at, name, work, (dict, data) => {
         if (decoded.has(data.start)) return;
         decoded.add(data.start);
-        if (decoded.size > PDF_MAX_STRUCTURE_STREAMS) throw refuse(`more than ${PDF_MAX_STRUCTURE_STREAMS} object or cross-reference streams`);
+        if (decoded.size > PDF_MAX_STRUCTURE_STREAMS)
+          throw refuse(`more than ${PDF_MAX_STRUCTURE_STREAMS} object or cross-reference streams`);
         decodeStructureStream(bytes.subarray(data.start, data.end), dict, name, structure);
       });
     }
@@ -152,7 +153,7 @@ function chainOf(dict: Dict): FilterStep[] {
     // pdf-lib reads /EarlyChange from the matching /DecodeParms dictionary; an indirect one it would
     // resolve and we cannot, so it is refused rather than guessed.
     const parm = f.k === "name" ? p : p?.k === "arr" ? p.v[i] : undefined;
-    if (parm?.k === "ref" || (p?.k === "ref")) throw refuse("an LZW object stream's /DecodeParms is indirect");
+    if (parm?.k === "ref" || p?.k === "ref") throw refuse("an LZW object stream's /DecodeParms is indirect");
     const early = parm?.k === "dict" ? parm.v.get("EarlyChange") : undefined;
     if (early?.k === "ref") throw refuse("an LZW object stream's /EarlyChange is indirect");
     return { filter, earlyChange: early?.k === "num" ? early.v : 1 };
@@ -163,7 +164,12 @@ function decodeStructureStream(data: Uint8Array, dict: Dict, type: string, budge
   const steps = chainOf(dict);
   if (type !== "ObjStm") {
     let n = 0;
-    decodeChain(data, steps, { push: (c) => (n += c.length), end: () => undefined }, { budget, what: "PDF cross-reference stream", lenient: true });
+    decodeChain(
+      data,
+      steps,
+      { push: (c) => (n += c.length), end: () => undefined },
+      { budget, what: "PDF cross-reference stream", lenient: true },
+    );
     checkXrefEntries(dict, n);
     return;
   }
@@ -245,9 +251,9 @@ function checkObjectTable(dict: Dict, content: Uint8Array): void {
     try {
       new PdfCursor(content.subarray(start, end), 0, work).value();
     } catch (err) {
-      if (err instanceof PdfSyntaxError || err instanceof PdfWorkExceeded) throw refuse("an object in an object stream runs into the next one");
+      if (err instanceof PdfSyntaxError || err instanceof PdfWorkExceeded)
+        throw refuse("an object in an object stream runs into the next one");
       throw err;
     }
   }
 }
-

@@ -188,7 +188,10 @@ export class PdfCursor {
   #numberOrRef(): PdfObj {
     const b = this.b;
     const start = this.pos;
-    while (this.pos < b.length && ((b[this.pos] >= 0x30 && b[this.pos] <= 0x39) || b[this.pos] === 0x2b || b[this.pos] === 0x2d || b[this.pos] === 0x2e)) {
+    while (
+      this.pos < b.length &&
+      ((b[this.pos] >= 0x30 && b[this.pos] <= 0x39) || b[this.pos] === 0x2b || b[this.pos] === 0x2d || b[this.pos] === 0x2e)
+    ) {
       this.#advance(1);
     }
     const text = String.fromCharCode(...b.subarray(start, Math.min(this.pos, start + 40)));
@@ -226,7 +229,10 @@ const KW = {
  * undefined when no `stream` keyword follows (or pdf-lib would fail to find its end: then pdf-lib keeps
  * the object as invalid and decodes nothing).
  */
-export function streamAfter(cur: PdfCursor, dict: Extract<PdfObj, { k: "dict" }>): { start: number; end: number } | "no-stream" | "unterminated" {
+export function streamAfter(
+  cur: PdfCursor,
+  dict: Extract<PdfObj, { k: "dict" }>,
+): { start: number; end: number } | "no-stream" | "unterminated" {
   cur.skipSpace();
   let matched = false;
   for (const kw of KW.streamEOL) if (!matched && cur.match(kw)) matched = true;

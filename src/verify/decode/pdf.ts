@@ -70,7 +70,11 @@ export class PdfReader {
       throw new VerifyError("corrupt_file", `page ${pageIndex + 1} of the PDF is damaged`, pageIndex);
     }
     if (!image) {
-      throw new VerifyError("no_raster_content", `page ${pageIndex + 1} of the PDF holds no image to verify (a text or vector page)`, pageIndex);
+      throw new VerifyError(
+        "no_raster_content",
+        `page ${pageIndex + 1} of the PDF holds no image to verify (a text or vector page)`,
+        pageIndex,
+      );
     }
     const raster = decodeImageStream(this.#doc, image, this.#limits, this.budget, pageIndex);
     // /Rotate turns the page clockwise for display: 90 is orientation 6, 180 is 3, 270 is 8.
@@ -95,7 +99,10 @@ function checkPageTree(doc: PDFDocument, maxPages: number): void {
     const kids = lookup(doc, node.get(PDFName.of("Kids")));
     if (!(kids instanceof PDFArray)) continue;
     if (seen.size + stack.length + kids.size() > maxNodes) {
-      throw new VerifyError("too_many_pages", `the PDF's page tree has more than ${maxNodes} entries; at most ${maxPages} pages are accepted`);
+      throw new VerifyError(
+        "too_many_pages",
+        `the PDF's page tree has more than ${maxNodes} entries; at most ${maxPages} pages are accepted`,
+      );
     }
     for (let i = 0; i < kids.size(); i++) stack.push(kids.get(i));
   }
@@ -118,7 +125,12 @@ function imageArea(doc: PDFDocument, s: PDFRawStream): number {
  * Each form XObject is looked into once per page: forms that all name one another would otherwise cost
  * (entries per form)^depth visits.
  */
-function largestImage(doc: PDFDocument, resources: PDFDict | undefined, depth: number, seen = new Set<PDFRawStream>()): PDFRawStream | undefined {
+function largestImage(
+  doc: PDFDocument,
+  resources: PDFDict | undefined,
+  depth: number,
+  seen = new Set<PDFRawStream>(),
+): PDFRawStream | undefined {
   if (!resources || depth > 3) return undefined;
   const xobjects = lookup(doc, resources.get(PDFName.of("XObject")));
   if (!(xobjects instanceof PDFDict)) return undefined;
@@ -194,15 +206,20 @@ function colourSpace(doc: PDFDocument, cs: PDFObject | undefined, page: number, 
       const hival = hivalObj instanceof PDFNumber ? hivalObj.asNumber() : 255;
       const t = lookup(doc, o.get(3));
       let table: Uint8Array | undefined;
-      if (t instanceof PDFRawStream) table = t.contents; // uncompressed lookup tables only
-      else if (t && "asBytes" in t && typeof (t as { asBytes: unknown }).asBytes === "function") table = (t as unknown as { asBytes(): Uint8Array }).asBytes();
+      if (t instanceof PDFRawStream)
+        table = t.contents; // uncompressed lookup tables only
+      else if (t && "asBytes" in t && typeof (t as { asBytes: unknown }).asBytes === "function")
+        table = (t as unknown as { asBytes(): Uint8Array }).asBytes();
       if (table && base.model !== "indexed") {
         const lut = new Uint8Array(256);
         for (let i = 0; i <= Math.min(255, hival); i++) {
           const c = i * base.channels;
           if (base.model === "grey") lut[i] = table[c] ?? 0;
           else if (base.model === "rgb") lut[i] = ((table[c] ?? 0) * 77 + (table[c + 1] ?? 0) * 150 + (table[c + 2] ?? 0) * 29 + 128) >> 8;
-          else lut[i] = 255 - Math.min(255, (((table[c] ?? 0) * 77 + (table[c + 1] ?? 0) * 150 + (table[c + 2] ?? 0) * 29) >> 8) + (table[c + 3] ?? 0));
+          else
+            lut[i] =
+              255 -
+              Math.min(255, (((table[c] ?? 0) * 77 + (table[c + 1] ?? 0) * 150 + (table[c + 2] ?? 0) * 29) >> 8) + (table[c + 3] ?? 0));
         }
         return { model: "indexed", channels: 1, lut };
       }
@@ -232,7 +249,8 @@ function decodeImageStream(doc: PDFDocument, s: PDFRawStream, limits: DecodeLimi
     const early = filter === "lzw" && parms[i] ? num(doc, parms[i] as PDFDict, "EarlyChange") : undefined;
     steps.push({ filter, earlyChange: early });
   }
-  if (i < names.length - 1) throw new VerifyError("unsupported_format", `PDF images with a filter after /${names[i]} are not supported`, page);
+  if (i < names.length - 1)
+    throw new VerifyError("unsupported_format", `PDF images with a filter after /${names[i]} are not supported`, page);
   const last = names[i] ?? "";
   const parm = parms[i];
   const what = "PDF image stream";
@@ -246,7 +264,7 @@ function decodeImageStream(doc: PDFDocument, s: PDFRawStream, limits: DecodeLimi
     return r;
   }
   if (last === "CCITTFaxDecode" || last === "CCF") {
-    const k = parm ? num(doc, parm, "K") ?? 0 : 0;
+    const k = parm ? (num(doc, parm, "K") ?? 0) : 0;
     if (k >= 0) throw new VerifyError("unsupported_format", "only Group 4 (K < 0) CCITT images are supported in PDFs", page);
     const flag = (key: string) => (parm ? lookup(doc, parm.get(PDFName.of(key))) === PDFBool.True : false);
     const data = codecInput();
@@ -257,10 +275,11 @@ function decodeImageStream(doc: PDFDocument, s: PDFRawStream, limits: DecodeLimi
   if (last === "") {
     // Samples, after the general filters: a PNG predictor belongs to the last of them.
     const lastParm = parms[steps.length - 1];
-    const bpc = isMask ? 1 : num(doc, d, "BitsPerComponent") ?? 8;
+    const bpc = isMask ? 1 : (num(doc, d, "BitsPerComponent") ?? 8);
     const cs = isMask ? ({ model: "grey", channels: 1 } as ColourInfo) : colourSpace(doc, d.get(PDFName.of("ColorSpace")), page);
-    const predictor = lastParm ? num(doc, lastParm, "Predictor") ?? 1 : 1;
-    if (predictor !== 1 && predictor < 10) throw new VerifyError("unsupported_format", "TIFF predictors in PDF images are not supported", page);
+    const predictor = lastParm ? (num(doc, lastParm, "Predictor") ?? 1) : 1;
+    if (predictor !== 1 && predictor < 10)
+      throw new VerifyError("unsupported_format", "TIFF predictors in PDF images are not supported", page);
     if (![1, 2, 4, 8, 16].includes(bpc)) throw new VerifyError("corrupt_file", `the PDF image declares ${bpc} bits per component`, page);
     const layout: SampleLayout = {
       width,
@@ -280,7 +299,11 @@ function decodeImageStream(doc: PDFDocument, s: PDFRawStream, limits: DecodeLimi
         got += c.length;
         // More data than the dictionary declares is a bomb; the decoder is stopped at the first excess.
         if (got > expected + 64) {
-          throw new VerifyError("too_many_pixels", `the ${what} expands beyond its declared size (${expected} bytes): refused as a decompression bomb`, page);
+          throw new VerifyError(
+            "too_many_pixels",
+            `the ${what} expands beyond its declared size (${expected} bytes): refused as a decompression bomb`,
+            page,
+          );
         }
         dec.push(c);
         if (dec.complete) throw new OutputComplete();
@@ -289,7 +312,8 @@ function decodeImageStream(doc: PDFDocument, s: PDFRawStream, limits: DecodeLimi
     };
     decodeChain(s.contents, steps, sink, { budget, what, page, lenient: true });
     // Producers sometimes omit the final bytes of a stream; a page missing more than a few rows is damaged.
-    if (!dec.complete && dec.rowsDone < height - 2) throw new VerifyError("corrupt_file", `the image of PDF page ${page + 1} is truncated`, page);
+    if (!dec.complete && dec.rowsDone < height - 2)
+      throw new VerifyError("corrupt_file", `the image of PDF page ${page + 1} is truncated`, page);
     return dec.raster;
   }
   if (last === "JPXDecode") throw new VerifyError("unsupported_format", "JPEG 2000 images in PDFs are not supported", page);
@@ -305,4 +329,3 @@ function wrapG4(fn: () => Raster, page: number): Raster {
     throw err;
   }
 }
-

@@ -91,8 +91,11 @@ export async function decodePngGrey(b: Uint8Array, header: PngHeader): Promise<R
 
   const decoder = new RowDecoder(layout);
   const compressed = idat.length === 1 ? idat[0] : concatBytes(idat);
-  await inflateBounded(compressed, expectedBytes(layout), (c) => decoder.push(c), { what: "PNG image data", page: 0, allowTruncated: false });
+  await inflateBounded(compressed, expectedBytes(layout), (c) => decoder.push(c), {
+    what: "PNG image data",
+    page: 0,
+    allowTruncated: false,
+  });
   if (!decoder.complete) throw new VerifyError("corrupt_file", "the PNG image data ends before the last row", 0);
   return decoder.raster;
 }
-

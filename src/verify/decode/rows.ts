@@ -199,7 +199,7 @@ function writeGrey(l: SampleLayout, s: Uint8Array, w: number, out: Uint8Array, s
       const shift = 8 - bits * ((x % perByte) + 1);
       const v = (byte >> shift) & max;
       let g: number;
-      if (l.model === "indexed") g = l.lut ? l.lut[v] ?? 0 : 0;
+      if (l.model === "indexed") g = l.lut ? (l.lut[v] ?? 0) : 0;
       else if (tr && tr[0] === v) g = 255;
       else g = Math.round(v * scale);
       out[o] = l.invert ? 255 - g : g;
@@ -211,7 +211,7 @@ function writeGrey(l: SampleLayout, s: Uint8Array, w: number, out: Uint8Array, s
   for (let x = 0, i = 0; x < w; x++, i += px, o += step) {
     let g: number;
     if (l.model === "indexed") {
-      g = l.lut ? l.lut[s[i]] ?? 0 : 0;
+      g = l.lut ? (l.lut[s[i]] ?? 0) : 0;
     } else if (l.model === "grey") {
       g = s[i];
       if (tr && (B === 1 ? s[i] : (s[i] << 8) | s[i + 1]) === tr[0]) g = 255;

@@ -43,7 +43,7 @@ function u32(r: Reader, o: number): number {
   if (o < 0 || o + 4 > r.b.length) throw new VerifyError("corrupt_file", "the TIFF is truncated");
   return r.le
     ? (r.b[o] | (r.b[o + 1] << 8) | (r.b[o + 2] << 16)) + r.b[o + 3] * 0x1000000
-    : (r.b[o + 1] << 16 | r.b[o + 2] << 8 | r.b[o + 3]) + r.b[o] * 0x1000000;
+    : ((r.b[o + 1] << 16) | (r.b[o + 2] << 8) | r.b[o + 3]) + r.b[o] * 0x1000000;
 }
 
 /** Offsets of the page IFDs along the main chain (reduced-resolution images are skipped). */
@@ -68,7 +68,9 @@ export function tiffPageOffsets(b: Uint8Array, maxPages: number): number[] {
 }
 
 const MAX_TABLE_ENTRIES = 1 << 20;
-const WANTED = [254, 256, 257, 258, 259, 262, 266, 273, 274, 277, 278, 279, 284, 292, 317, 320, 322, 323, 324, 325, 338, 339, 347, 530, 531];
+const WANTED = [
+  254, 256, 257, 258, 259, 262, 266, 273, 274, 277, 278, 279, 284, 292, 317, 320, 322, 323, 324, 325, 338, 339, 347, 530, 531,
+];
 const TYPE_SIZE: Record<number, number> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 6: 1, 7: 1, 8: 2, 9: 4, 10: 8, 11: 4, 12: 8, 13: 4 };
 
 /** Tags whose value is a byte string (JPEGTables), whatever type the file gives them; every other wanted tag holds numbers. */
@@ -114,7 +116,14 @@ function first(tags: Tags, key: string, dflt: number): number {
   return v && v.length > 0 ? v[0] : dflt;
 }
 
-const COMPRESSION_NAMES: Record<number, string> = { 2: "CCITT 1D", 3: "CCITT Group 3", 6: "old-style JPEG", 32809: "ThunderScan", 34676: "LogLuv", 34712: "JPEG 2000" };
+const COMPRESSION_NAMES: Record<number, string> = {
+  2: "CCITT 1D",
+  3: "CCITT Group 3",
+  6: "old-style JPEG",
+  32809: "ThunderScan",
+  34676: "LogLuv",
+  34712: "JPEG 2000",
+};
 
 /** One strip or tile of the page, already checked to lie inside the file. */
 interface Segment {
@@ -151,20 +160,38 @@ export async function decodeTiffPage(bytes: Uint8Array, pageIndex: number, limit
   }
   const across = Math.ceil(width / tileW);
   const down = Math.ceil(height / tileH);
-  const segments = segmentsOf(bytes, tags, tiled, compression === 1 && !tiled ? Math.ceil((width * spp * bps) / 8) * tileH : undefined, pageIndex);
+  const segments = segmentsOf(
+    bytes,
+    tags,
+    tiled,
+    compression === 1 && !tiled ? Math.ceil((width * spp * bps) / 8) * tileH : undefined,
+    pageIndex,
+  );
   if (segments.length < across * down && (tiled || compression !== 1)) {
-    throw new VerifyError("corrupt_file", `TIFF page ${pageIndex + 1} has ${segments.length} ${tiled ? "tiles" : "strips"}; its size needs ${across * down}`, pageIndex);
+    throw new VerifyError(
+      "corrupt_file",
+      `TIFF page ${pageIndex + 1} has ${segments.length} ${tiled ? "tiles" : "strips"}; its size needs ${across * down}`,
+      pageIndex,
+    );
   }
   const orientation = first(tags, "t274", 1);
   if (compression === 4) {
     if (tiled) throw new VerifyError("unsupported_format", "tiled CCITT Group 4 TIFF pages are not supported", pageIndex);
     return applyOrientation(decodeG4Strips(segments, tags, width, height, tileH, photometric, pageIndex), orientation);
   }
-  if (compression === 7) return applyOrientation(decodeJpegSegments(tags, segments, { width, height, tileW, tileH, across, tiled }, limits, pageIndex), orientation);
+  if (compression === 7)
+    return applyOrientation(
+      decodeJpegSegments(tags, segments, { width, height, tileW, tileH, across, tiled }, limits, pageIndex),
+      orientation,
+    );
 
   const layout = layoutFor({ width, height, spp, bps, photometric, tags }, pageIndex);
   if (!layout) {
-    throw new VerifyError("unsupported_format", `TIFF pages with photometric interpretation ${photometric}, ${spp} samples of ${bps} bits are not supported`, pageIndex);
+    throw new VerifyError(
+      "unsupported_format",
+      `TIFF pages with photometric interpretation ${photometric}, ${spp} samples of ${bps} bits are not supported`,
+      pageIndex,
+    );
   }
   const predictor = first(tags, "t317", 1);
   if (predictor !== 1 && (predictor !== 2 || bps < 8)) {
@@ -175,14 +202,27 @@ export async function decodeTiffPage(bytes: Uint8Array, pageIndex: number, limit
   // a time into a buffer of raw samples.
   const inPlace = compression === 1 && !tiled && predictor === 1 && !(bps === 16 && r.le);
   if (!inPlace && rowBytes * height > TIFF_RAW_BUDGET_BYTES) {
-    throw new VerifyError("too_many_pixels", `TIFF page ${pageIndex + 1} would take ${rowBytes * height} bytes to decompress; at most ${TIFF_RAW_BUDGET_BYTES} are allowed`, pageIndex);
+    throw new VerifyError(
+      "too_many_pixels",
+      `TIFF page ${pageIndex + 1} would take ${rowBytes * height} bytes to decompress; at most ${TIFF_RAW_BUDGET_BYTES} are allowed`,
+      pageIndex,
+    );
   }
   const steps: FilterStep[] =
-    compression === 5 ? [{ filter: "lzw" }] : compression === 32773 ? [{ filter: "packbits" }] : compression === 1 ? [] : [{ filter: "flate" }];
+    compression === 5
+      ? [{ filter: "lzw" }]
+      : compression === 32773
+        ? [{ filter: "packbits" }]
+        : compression === 1
+          ? []
+          : [{ filter: "flate" }];
   const samples = { spp, bps, le: r.le, predictor };
   const dec = new RowDecoder(layout);
   // Each strip stops at its own size plus slack; the page as a whole at the raw budget plus that slack.
-  const budget = new ByteBudget(TIFF_RAW_BUDGET_BYTES + rowBytes * tileH + segments.length * STRIP_SLACK_BYTES, `TIFF page ${pageIndex + 1}`);
+  const budget = new ByteBudget(
+    TIFF_RAW_BUDGET_BYTES + rowBytes * tileH + segments.length * STRIP_SLACK_BYTES,
+    `TIFF page ${pageIndex + 1}`,
+  );
   if (tiled) decodeTiles(segments, steps, samples, { width, height, tileW, tileH, across, rowBytes }, dec, budget, pageIndex);
   else if (inPlace) readRawStrips(segments, rowBytes, tileH, dec);
   else {
@@ -202,11 +242,16 @@ function segmentsOf(bytes: Uint8Array, tags: Tags, tiled: boolean, rawStripBytes
   const offs = (tiled ? tags.t324 : tags.t273) as number[] | undefined;
   const lens = (tiled ? tags.t325 : tags.t279) as number[] | undefined;
   if (!offs || offs.length === 0) throw new VerifyError("corrupt_file", `TIFF page ${page + 1} has no image data`, page);
-  if (lens ? lens.length !== offs.length : rawStripBytes === undefined) throw new VerifyError("corrupt_file", "the TIFF strip table is inconsistent", page);
+  if (lens ? lens.length !== offs.length : rawStripBytes === undefined)
+    throw new VerifyError("corrupt_file", "the TIFF strip table is inconsistent", page);
   return offs.map((off, i) => {
     const len = lens ? lens[i] : Math.min(rawStripBytes as number, bytes.length - off);
     if (!(off >= 0 && len >= 0 && off + len <= bytes.length)) {
-      throw new VerifyError("corrupt_file", `TIFF ${tiled ? "tile" : "strip"} ${i + 1} (offset ${off}, ${len} bytes) lies past the end of the file`, page);
+      throw new VerifyError(
+        "corrupt_file",
+        `TIFF ${tiled ? "tile" : "strip"} ${i + 1} (offset ${off}, ${len} bytes) lies past the end of the file`,
+        page,
+      );
     }
     return { data: bytes.subarray(off, off + len) };
   });
@@ -225,7 +270,16 @@ interface SampleInfo {
  * slack; more is a decompression bomb and is refused the moment it appears. Then the horizontal predictor
  * is undone and 16-bit samples are put in the big-endian order RowDecoder reads.
  */
-function segmentBytes(seg: Segment, steps: FilterStep[], want: number, full: number, rowBytes: number, s: SampleInfo, budget: ByteBudget, page: number): Uint8Array {
+function segmentBytes(
+  seg: Segment,
+  steps: FilterStep[],
+  want: number,
+  full: number,
+  rowBytes: number,
+  s: SampleInfo,
+  budget: ByteBudget,
+  page: number,
+): Uint8Array {
   const out = new Uint8Array(want);
   const cap = full + STRIP_SLACK_BYTES;
   let n = 0;
@@ -234,7 +288,11 @@ function segmentBytes(seg: Segment, steps: FilterStep[], want: number, full: num
       if (n < want) out.set(c.subarray(0, Math.min(c.length, want - n)), n);
       n += c.length;
       if (n > cap) {
-        throw new VerifyError("too_many_pixels", `a TIFF strip of page ${page + 1} decompresses to more than its ${full} bytes: refused as a decompression bomb`, page);
+        throw new VerifyError(
+          "too_many_pixels",
+          `a TIFF strip of page ${page + 1} decompresses to more than its ${full} bytes: refused as a decompression bomb`,
+          page,
+        );
       }
     },
     end() {},
@@ -279,10 +337,12 @@ function decodeTiles(
   budget: ByteBudget,
   page: number,
 ): void {
-  if ((s.spp * s.bps) % 8 !== 0) throw new VerifyError("unsupported_format", "tiled TIFF pages with less than a byte per pixel are not supported", page);
+  if ((s.spp * s.bps) % 8 !== 0)
+    throw new VerifyError("unsupported_format", "tiled TIFF pages with less than a byte per pixel are not supported", page);
   const px = (s.spp * s.bps) / 8;
   const tileRow = g.tileW * px;
-  if (g.tileH * Math.max(g.rowBytes, tileRow) > TIFF_RAW_BUDGET_BYTES) throw new VerifyError("too_many_pixels", "the TIFF tiles are too large", page);
+  if (g.tileH * Math.max(g.rowBytes, tileRow) > TIFF_RAW_BUDGET_BYTES)
+    throw new VerifyError("too_many_pixels", "the TIFF tiles are too large", page);
   const band = new Uint8Array(g.tileH * g.rowBytes);
   for (let ty = 0, y = 0; y < g.height; ty++, y += g.tileH) {
     const rows = Math.min(g.tileH, g.height - y);
@@ -321,7 +381,11 @@ function decodeJpegSegments(
       // a lying header would otherwise buy a full page of decoding per strip.
       const d = jpegDimensions(jpeg);
       if (d.width > Math.ceil(g.tileW / 16) * 16 || d.height > Math.ceil(g.tileH / 16) * 16) {
-        throw new VerifyError("corrupt_file", `a JPEG strip of TIFF page ${page + 1} declares ${d.width}x${d.height}, larger than its ${g.tileW}x${g.tileH}`, page);
+        throw new VerifyError(
+          "corrupt_file",
+          `a JPEG strip of TIFF page ${page + 1} declares ${d.width}x${d.height}, larger than its ${g.tileW}x${g.tileH}`,
+          page,
+        );
       }
       const tile = decodeJpegGrey(jpeg, limits, page, "TIFF JPEG strip", false);
       const x0 = tx * g.tileW;
@@ -335,7 +399,15 @@ function decodeJpegSegments(
 }
 
 /** Group 4 pages: each strip is coded on its own (the reference line starts white in every strip). */
-function decodeG4Strips(segments: Segment[], tags: Tags, width: number, height: number, rowsPerStrip: number, photometric: number, page: number): Raster {
+function decodeG4Strips(
+  segments: Segment[],
+  tags: Tags,
+  width: number,
+  height: number,
+  rowsPerStrip: number,
+  photometric: number,
+  page: number,
+): Raster {
   const out: Raster = { width, height, data: new Uint8Array(width * height) };
   const lsbFirst = first(tags, "t266", 1) === 2;
   for (let i = 0, y = 0; i < segments.length && y < height; i++, y += rowsPerStrip) {
@@ -352,11 +424,16 @@ function decodeG4Strips(segments: Segment[], tags: Tags, width: number, height: 
   return out;
 }
 
-function layoutFor(p: { width: number; height: number; spp: number; bps: number; photometric: number; tags: Tags }, page: number): SampleLayout | null {
+function layoutFor(
+  p: { width: number; height: number; spp: number; bps: number; photometric: number; tags: Tags },
+  page: number,
+): SampleLayout | null {
   const { width, height, spp, bps, photometric, tags } = p;
   const base = { width, height, bitsPerComponent: bps, channels: spp, pngFilters: false };
-  if ((photometric === 0 || photometric === 1) && (bps <= 8 || bps === 16)) return { ...base, model: "grey", invert: photometric === 0, alpha: spp === 2 };
-  if (photometric === 2 && (bps === 8 || bps === 16) && (spp === 3 || spp === 4)) return { ...base, model: "rgb", alpha: spp === 4 && first(tags, "t338", 0) !== 0 };
+  if ((photometric === 0 || photometric === 1) && (bps <= 8 || bps === 16))
+    return { ...base, model: "grey", invert: photometric === 0, alpha: spp === 2 };
+  if (photometric === 2 && (bps === 8 || bps === 16) && (spp === 3 || spp === 4))
+    return { ...base, model: "rgb", alpha: spp === 4 && first(tags, "t338", 0) !== 0 };
   if (photometric === 5 && bps === 8 && spp === 4) return { ...base, model: "cmyk" };
   if (photometric === 3 && bps <= 8 && tags.t320) {
     const map = tags.t320 as number[];
