@@ -38,6 +38,62 @@ export function shrink(src: Raster, factor: number, region?: Box): Raster {
 }
 
 /**
+ * The working copy shrink(fullPage, factor, region) would give, taken from a copy of the page decoded at
+ * 1/scale (the scaled JPEG decode): `factor` and `region` are in full-page pixels, so the output has the
+ * same size. Each output pixel is the area-weighted mean of the scaled pixels its footprint covers
+ * (partial pixels at its edges count by the share covered). When factor and region divide by scale, it is
+ * a plain shrink of the scaled copy.
+ */
+export function shrinkScaled(src: Raster, factor: number, region: Box, scale: number): Raster {
+  if (scale === 1) return shrink(src, factor, region);
+  const f = factor / scale;
+  if (Number.isInteger(f) && region.x % scale === 0 && region.y % scale === 0) {
+    const w = Math.max(1, Math.floor(region.w / factor)),
+      h = Math.max(1, Math.floor(region.h / factor));
+    return shrink(src, f, { x: region.x / scale, y: region.y / scale, w: w * f, h: h * f });
+  }
+  const w = Math.max(1, Math.floor(region.w / factor)),
+    h = Math.max(1, Math.floor(region.h / factor));
+  const taps = Math.ceil(f) + 1;
+  // Per output column (row): the scaled pixels it covers and the share of each.
+  const footprint = (origin: number, n: number, limit: number) => {
+    const idx = new Int32Array(n * taps);
+    const wt = new Float32Array(n * taps);
+    for (let o = 0; o < n; o++) {
+      const a = origin + o * f,
+        b = a + f;
+      for (let t = 0, i = Math.floor(a); t < taps && i < b; t++, i++) {
+        idx[o * taps + t] = Math.min(limit - 1, Math.max(0, i));
+        wt[o * taps + t] = Math.min(b, i + 1) - Math.max(a, i);
+      }
+    }
+    return { idx, wt };
+  };
+  const xs = footprint(region.x / scale, w, src.width);
+  const ys = footprint(region.y / scale, h, src.height);
+  const out = new Uint8Array(w * h);
+  const acc = new Float32Array(w);
+  const norm = 1 / (f * f);
+  const data = src.data;
+  for (let y = 0; y < h; y++) {
+    acc.fill(0);
+    for (let ty = 0; ty < taps; ty++) {
+      const wy = ys.wt[y * taps + ty];
+      if (wy === 0) continue;
+      const rowStart = ys.idx[y * taps + ty] * src.width;
+      for (let x = 0; x < w; x++) {
+        let sum = 0;
+        for (let tx = 0, k = x * taps; tx < taps; tx++, k++) sum += data[rowStart + xs.idx[k]] * xs.wt[k];
+        acc[x] += sum * wy;
+      }
+    }
+    const row = y * w;
+    for (let x = 0; x < w; x++) out[row + x] = Math.round(acc[x] * norm);
+  }
+  return { width: w, height: h, data: out };
+}
+
+/**
  * Running max (or min) over a window of 2r+1 along each row, in constant time per pixel (van Herk /
  * Gil-Werman). A min is a max of inverted values, so one loop serves both. Columns are done as rows of
  * the transposed image: walking memory in order is several times faster than striding down columns.
