@@ -1,12 +1,11 @@
 // `bench:accuracy -- <dataset> --page a4-jpeg`: every dataset image is signed onto a printed form scanned
 // at 300 dpi, encoded as a JPEG, and goes through the pipeline the check route runs on such a page (JPEG
 // decode, page quality, locating, the located box at full resolution) twice: with the page decoded whole
-// (the path before issue 15) and with the scaled decode (the page at 1/2 through the scaled IDCT, the box
+// (the path before issue 15) and with the scaled decode (the page at 1/3 through the scaled IDCT, the box
 // decoded again at full resolution). The features are taken from the crops the pipeline located.
 //
 // The form is the signing band of an A4 page held landscape: 3508 x 1400 px. Its long side is what sets
-// the locator's working copy and so the decode scale (the same 1/2 and 1.5 step as A4 portrait at 300
-// dpi), at 40% of the pixels, which keeps the JPEG encoding of thousands of pages affordable.
+// the locator's working copy and so the decode scale (1/3, as for A4 portrait at 300 dpi), at 40% of the pixels, which keeps the JPEG encoding of thousands of pages affordable.
 import { analyseDocument } from "../../src/verify/pipeline";
 import { cropRaster } from "../../src/verify/render";
 import type { Box, Raster } from "../../src/verify/types";

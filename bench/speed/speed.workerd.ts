@@ -7,7 +7,7 @@
  * a 640 px frame (quality + locating) <= 50 ms. Issue 15: the A4 pipeline <= 100 ms.
  *
  * The A4 stages are measured twice, interleaved sample by sample so machine noise hits both alike: the
- * page decoded whole (scaledDecode: false, the path before issue 15) and the scaled path (the page at 1/2
+ * page decoded whole (scaledDecode: false, the path before issue 15) and the scaled path (the page at 1/3
  * through the scaled IDCT, the located box decoded again at full resolution). Besides the table, one
  * `BENCH_JSON {"section":"pipeline","rows":[...]}` line carries every row for scripts/bench-speed.mjs.
  */

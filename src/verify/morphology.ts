@@ -112,7 +112,7 @@ export function shrinkScaled(src: Raster, factor: number, region: Box, scale: nu
 }
 
 /**
- * shrinkScaled at 1.5 (an A4 page at 300 or 600 dpi: factor 3 from a page at 1/2, or 6 from one at 1/4), in
+ * shrinkScaled at 1.5 (say factor 3 from a page decoded at 1/2, or 6 from one at 1/4), in
  * integers: every two output pixels cover three source pixels with weights (1, 1/2) and (1/2, 1), doubled
  * here, so a pixel is the weighted sum over 9.
  */

@@ -204,15 +204,14 @@ export async function analyseDocument(
 }
 
 /**
- * The IDCT scale for a page's page-wide stages: the largest of 1/2, 1/4, 1/8 that is no finer than the
- * locator's working copy (its shrink factor, about long side / 1,100). Locating then reads a working copy
- * of the same size as from the full page, and quality (a working copy of 640 px) loses nothing either:
- * an A4 page at 300 dpi (factor 3) decodes at 1/2, at 600 dpi (factor 6) at 1/4; a page under about
- * 1,650 px on its long side is decoded whole.
+ * The IDCT scale for a page's page-wide stages: the locator's shrink factor (about long side / 1,100, at
+ * most 8). The locator's working copy is then the scaled page itself, the mean of the same squares of full
+ * pixels it would average from the full page, and quality's working copy (640 px) a whole multiple of it
+ * on an A4 page. An A4 page at 300 dpi decodes at 1/3, at 600 dpi at 1/6; a page under about 1,650 px on
+ * its long side is decoded whole.
  */
 export function pageDecodeScale(width: number, height: number): IdctScale {
-  const factor = workFactor({ w: width, h: height });
-  return factor >= 8 ? 8 : factor >= 4 ? 4 : factor >= 2 ? 2 : 1;
+  return Math.min(8, workFactor({ w: width, h: height })) as IdctScale;
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -55,10 +55,11 @@ describe("scaled JPEG decode", () => {
     ["baseline", baseline],
     ["progressive", progressive],
   ] as const) {
-    it(`decodes a ${kind} JPEG at 1/2, 1/4 and 1/8 as the full decode averaged over 2x2, 4x4, 8x8`, () => {
+    it(`decodes a ${kind} JPEG at 1/2 to 1/8 as the full decode averaged over 2x2 to 8x8 squares`, () => {
       const full = decodeJpegLumaJob(jpg, { scale: 1 })!.raster;
       expect([full.width, full.height]).toEqual([1203, 901]);
-      for (const s of [2, 4, 8] as const) {
+      // 2, 4 and 8 divide the 8x8 block; 3, 5, 6 and 7 give squares that straddle block edges.
+      for (const s of [2, 3, 4, 5, 6, 7, 8] as const) {
         const r = decodeJpegLumaJob(jpg, { scale: s })!;
         expect([r.raster.width, r.raster.height]).toEqual([Math.ceil(1203 / s), Math.ceil(901 / s)]);
         expect([r.width, r.height]).toEqual([1203, 901]);
@@ -75,8 +76,8 @@ describe("scaled JPEG decode", () => {
 
     it(`decodes windows of a ${kind} JPEG at full resolution, pixel for pixel the crop of the full page`, () => {
       const full = decodeJpegLumaJob(jpg, { scale: 1 })!.raster;
-      const page = decodeJpegScaled(jpg, DEFAULT_DECODE_LIMITS, 0, () => 2);
-      expect(page.scale).toBe(2);
+      const page = decodeJpegScaled(jpg, DEFAULT_DECODE_LIMITS, 0, () => 3);
+      expect(page.scale).toBe(3);
       expect([page.width, page.height]).toEqual([1203, 901]);
       const boxes: Box[] = [
         { x: 0, y: 0, w: 1203, h: 901 },
@@ -90,9 +91,10 @@ describe("scaled JPEG decode", () => {
     });
   }
 
-  it("chooses the scale from the locator's working copy: 1/2 for A4 at 300 dpi, 1/4 at 600, whole below", () => {
-    expect(pageDecodeScale(2480, 3508)).toBe(2);
-    expect(pageDecodeScale(4960, 7016)).toBe(4);
+  it("chooses the scale from the locator's working copy: 1/3 for A4 at 300 dpi, 1/6 at 600, whole below", () => {
+    expect(pageDecodeScale(2480, 3508)).toBe(3);
+    expect(pageDecodeScale(4960, 7016)).toBe(6);
+    expect(pageDecodeScale(9000, 12000)).toBe(8);
     expect(pageDecodeScale(1240, 1754)).toBe(2);
     expect(pageDecodeScale(1000, 1400)).toBe(1);
     expect(pageDecodeScale(640, 480)).toBe(1);
@@ -115,7 +117,7 @@ describe("scaled JPEG decode", () => {
     expect((damaged as VerifyError).code).toBe("corrupt_file");
   });
 
-  it("gives the locator's working copy from the half-size page: same size, close to the full page's", () => {
+  it("gives a working copy from a scaled page: same size, close to the full page's", () => {
     const full = decodeJpegLumaJob(baseline, { scale: 1 })!.raster;
     const half = decodeJpegLumaJob(baseline, { scale: 2 })!.raster;
     const region = { x: 0, y: 0, w: full.width, h: full.height };
@@ -142,11 +144,11 @@ describe("the pipeline on a scaled A4 page", () => {
   });
   const a4 = encodeJpeg(form.raster, 85);
 
-  it("locates on the 1/2 page and maps the boxes back to the full-resolution crops the whole page gives", async () => {
+  it("locates on the 1/3 page and maps the boxes back to the full-resolution crops the whole page gives", async () => {
     const doc = await openDocument(a4);
     const scaled = await doc.decodePageScaled(0, pageDecodeScale);
-    expect(scaled.scale).toBe(2);
-    expect([scaled.raster.width, scaled.raster.height]).toEqual([1240, 1754]);
+    expect(scaled.scale).toBe(3);
+    expect([scaled.raster.width, scaled.raster.height]).toEqual([827, 1170]);
     const full = await doc.decodePage(0);
 
     const onFull = locateSignatures([full], { inputType: "scan" });
@@ -170,7 +172,7 @@ describe("the pipeline on a scaled A4 page", () => {
     });
     expect(fast.cropPngs).toEqual(whole.cropPngs);
     expect(fast.perSignatureQuality).toEqual(whole.perSignatureQuality);
-    // Page quality is measured on the half-size page, but dpi is the real page's.
+    // Page quality is measured on the 1/3 page, but dpi is the real page's.
     expect(fast.quality.score).toBe(whole.quality.score);
     expect(fast.quality.cues).toEqual(whole.quality.cues);
     expect(fast.quality.figures.resolution_dpi).toBe(whole.quality.figures.resolution_dpi);
@@ -179,7 +181,7 @@ describe("the pipeline on a scaled A4 page", () => {
     const direct = assessQuality(scaled.raster, {
       inputType: "scan",
       kind: "page",
-      source: { scale: 2, width: 2480, height: 3508 },
+      source: { scale: 3, width: 2480, height: 3508 },
     });
     expect(direct.figures.resolution_dpi).toBe(whole.quality.figures.resolution_dpi);
   });

@@ -14,6 +14,7 @@ import {
   ZIGZAG,
   buildHuffman,
   extend,
+  finishTarget,
   placeBlock,
   type BitState,
   type BlockTarget,
@@ -222,7 +223,17 @@ export function newTarget(width: number, height: number, job: LumaJob): BlockTar
     return { scale: 1, out: new Uint8Array(c.w * c.h), width: c.w, height: c.h, cropX: c.x, cropY: c.y };
   }
   const sz = scaledSize(width, height, job.scale);
-  return { scale: job.scale, out: new Uint8Array(sz.width * sz.height), width: sz.width, height: sz.height, cropX: 0, cropY: 0 };
+  const n = sz.width * sz.height;
+  const straddles = 8 % job.scale !== 0;
+  return {
+    scale: job.scale,
+    out: new Uint8Array(n),
+    width: sz.width,
+    height: sz.height,
+    cropX: 0,
+    cropY: 0,
+    ...(straddles ? { acc: new Float32Array(n) } : {}),
+  };
 }
 
 function decodeScan(
@@ -289,6 +300,7 @@ function decodeScan(
     }
     if (bits.overrun > 4) throw new VerifyError("corrupt_file", "the JPEG's image data ends early (truncated)");
   }
+  finishTarget(t, blocksX, blocksY);
   return bits.end();
 }
 

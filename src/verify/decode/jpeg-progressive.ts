@@ -4,7 +4,7 @@
  * (always single-component) are skipped whole.
  */
 import { VerifyError } from "../types";
-import { BitReader, ZIGZAG, extend, placeBlock, type BlockTarget, type Component, type Frame } from "./jpeg-entropy";
+import { BitReader, ZIGZAG, extend, finishTarget, placeBlock, type BlockTarget, type Component, type Frame } from "./jpeg-entropy";
 
 /** Progressive pages hold their coefficients until the last scan: bounded tighter than baseline ones. */
 export const PROGRESSIVE_MAX_PIXELS = 20_000_000;
@@ -193,4 +193,5 @@ export function finishProgressive(st: Coefficients, q: Int32Array, f: Frame, t: 
       placeBlock(t, coef, tmp, dcOnly, bx, by);
     }
   }
+  finishTarget(t, cols, rows);
 }
