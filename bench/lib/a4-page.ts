@@ -5,7 +5,8 @@
 // decoded again at full resolution). The features are taken from the crops the pipeline located.
 //
 // The form is the signing band of an A4 page held landscape: 3508 x 1400 px. Its long side is what sets
-// the locator's working copy and so the decode scale (1/3, as for A4 portrait at 300 dpi), at 40% of the pixels, which keeps the JPEG encoding of thousands of pages affordable.
+// the locator's working copy and so the decode scale (1/3, as for A4 portrait at 300 dpi), at 40% of the
+// pixels, which keeps the JPEG encoding of thousands of pages affordable.
 import { analyseDocument } from "../../src/verify/pipeline";
 import { cropRaster } from "../../src/verify/render";
 import type { Box, Raster } from "../../src/verify/types";

@@ -130,6 +130,16 @@ describe("scaled JPEG decode", () => {
       // Factor 2 is exact up to rounding; 3 and 5 straddle half-size pixels, a slight extra blur.
       expect(sum / a.data.length).toBeLessThan(factor === 2 ? 0.6 : 1.5);
     }
+    // Decoded at the locator's own factor, the scaled page is its working copy (up to rounding).
+    const third = decodeJpegLumaJob(baseline, { scale: 3 })!.raster;
+    for (const factor of [3, 6]) {
+      const a = shrink(full, factor, region);
+      const b = shrinkScaled(third, factor, region, 3);
+      expect([b.width, b.height]).toEqual([a.width, a.height]);
+      let sum = 0;
+      for (let i = 0; i < a.data.length; i++) sum += Math.abs(a.data[i] - b.data[i]);
+      expect(sum / a.data.length).toBeLessThan(0.6);
+    }
   });
 });
 
