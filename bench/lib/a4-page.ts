@@ -7,7 +7,8 @@
 // The form is the signing band of an A4 page held landscape: 3508 x 1400 px. Its long side is what sets
 // the locator's working copy and so the decode scale (1/3, as for A4 portrait at 300 dpi), at 40% of the
 // pixels, which keeps the JPEG encoding of thousands of pages affordable.
-import { analyseDocument } from "../../src/verify/pipeline";
+import { openDocument } from "../../src/verify/decode";
+import { analyseDocument, pageDecodeScale } from "../../src/verify/pipeline";
 import { cropRaster } from "../../src/verify/render";
 import type { Box, Raster } from "../../src/verify/types";
 import { encodeJpeg, renderForm } from "../../test/fixtures/generator";
@@ -66,8 +67,15 @@ export async function throughA4Page(sig: Raster, modes: DecodeMode[]): Promise<R
         best = i;
       }
     });
-    // Not found: the known box, cut from the page as drawn, so the sample still has a score (counted).
-    out[mode] = best >= 0 ? { crop: a.crops[best], located: true } : { crop: cropRaster(page, box), located: false };
+    if (best >= 0) {
+      out[mode] = { crop: a.crops[best], located: true };
+      continue;
+    }
+    // Not found: the known box, cut from the page as this mode decodes it (the full-resolution window of
+    // the scaled decode, or the crop of the whole page), so the sample still has a score (counted).
+    const doc = await openDocument(jpeg);
+    const crop = mode === "scaled" ? (await doc.decodePageScaled(0, pageDecodeScale)).crop(box) : cropRaster(await doc.decodePage(0), box);
+    out[mode] = { crop, located: false };
   }
   return out;
 }
