@@ -2,6 +2,11 @@
 //
 //   npm run bench:accuracy -- <dataset folder> [--json FILE] [--weights shipped|cv|zmean-cv]
 //                             [--train-on <other dataset folder>] [--stride K] [--cache DIR]
+//                             [--page a4-jpeg]
+//
+// --page a4-jpeg: every image is signed onto a printed form, scanned as a 300 dpi JPEG, and its features
+// are taken from the crop the pipeline locates (bench/lib/a4-page.ts), once with the page decoded whole and
+// once with the scaled decode, from the same pages: both tables, and the shift between them, are printed.
 //
 // Every image goes through the production path: decodePage (grey pixels, no metadata), the WASM core's
 // preprocessing and features, buildReferenceModel and compareToModel. Which scoring parameters score it:
@@ -15,10 +20,15 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_PARAMS, type ScoringParams } from "../src/verify/calibration";
 import { DEFAULT_THRESHOLDS } from "../src/domain/policy-defaults";
-import { loadDataset, type Dataset, type Writer } from "./lib/dataset";
+import { join } from "node:path";
+import { decodePage } from "../src/verify/decode/index";
+import { extractFeatures, type SignatureFeatures } from "../src/verify/features";
+import type { Raster } from "../src/verify/types";
+import { loadDataset, type Dataset, type Sample, type Writer } from "./lib/dataset";
 import { eer, ratesAt } from "./lib/metrics";
 import { loadNodeCore } from "./lib/node-core";
 import { runProtocol, type Trial } from "./lib/protocol";
+import { throughA4Page } from "./lib/a4-page";
 import { fitParams } from "./train/fit";
 
 const NS = [1, 3, 5, 10];
@@ -79,7 +89,41 @@ async function main(): Promise<void> {
   const log = (s: string) => process.stderr.write(s);
   const stride = Number(arg("--stride") ?? 1);
   const cacheDir = arg("--cache");
-  const ds = await loadDataset(core, folder, coreBytes, { writerStride: stride, cacheDir, log });
+  const pageMode = arg("--page");
+  if (pageMode !== undefined && pageMode !== "a4-jpeg") throw new Error(`unknown --page ${pageMode}`);
+  // With --page: both decode modes from the same JPEG pages; the scaled mode's features go through
+  // loadDataset, the whole-page mode's are kept aside and make a second copy of the dataset.
+  const counts = { scaled: { located: 0, missed: 0 }, whole: { located: 0, missed: 0 } };
+  const wholeFeatures = new Map<string, SignatureFeatures>();
+  const extract = pageMode
+    ? {
+        tag: "a4-jpeg",
+        pixels: async (raster: Raster, path: string) => {
+          const o = await throughA4Page(raster, ["whole", "scaled"]);
+          for (const m of ["whole", "scaled"] as const) counts[m][o[m]!.located ? "located" : "missed"]++;
+          wholeFeatures.set(path, extractFeatures(core, o.whole!.crop));
+          return o.scaled!.crop;
+        },
+      }
+    : undefined;
+  // Page runs are not cached: both modes must come from the same pages, decoded in this run.
+  const ds = await loadDataset(core, folder, coreBytes, { writerStride: stride, cacheDir: pageMode ? undefined : cacheDir, log, extract });
+  const variants: { name: string; ds: Dataset }[] = [];
+  if (pageMode) {
+    // The kept rasters (synthetic variants for small models) of the whole-page copy: its own crops.
+    const writers: Writer[] = [];
+    for (const w of ds.writers) {
+      const copy = async (s: Sample): Promise<Sample> => {
+        const features = wholeFeatures.get(s.path);
+        if (!features) throw new Error(`no whole-page features for ${s.path}`);
+        if (!s.raster) return { path: s.path, features };
+        const decoded = await decodePage(new Uint8Array(readFileSync(join(ds.folder, s.path))), 0);
+        return { path: s.path, features, raster: (await throughA4Page(decoded, ["whole"])).whole!.crop };
+      };
+      writers.push({ id: w.id, genuine: await Promise.all(w.genuine.map(copy)), forgeries: await Promise.all(w.forgeries.map(copy)) });
+    }
+    variants.push({ name: "whole", ds: { ...ds, writers } }, { name: "scaled", ds });
+  } else variants.push({ name: "", ds });
   const tLoaded = Date.now();
 
   const trainOn = arg("--train-on");
@@ -93,44 +137,74 @@ async function main(): Promise<void> {
   let other: Dataset | undefined;
   if (trainOn) other = await loadDataset(core, trainOn, coreBytes, { cacheDir, log });
 
-  const results = [];
-  const paramsUsed: string[] = [];
-  for (const n of NS) {
-    let trials: Trial[] = [];
-    if (mode === "shipped") {
-      trials = runProtocol(core, ds.writers, ds.writers, n, DEFAULT_PARAMS);
-    } else if (mode === "train-on") {
-      const p = fitCached(core, other!.writers, [other!.name], "lr");
-      trials = runProtocol(core, ds.writers, ds.writers, n, p);
-    } else if (mode === "cv" || mode === "zmean-cv") {
-      const fs = folds(ds.writers);
-      fs.forEach((fold, i) => {
-        const train = fs.filter((_, j) => j !== i).flat();
-        const p = fitCached(core, train, [`${ds.name}#cv${i}`], mode === "cv" ? "lr" : "zmean");
-        trials.push(...runProtocol(core, fold, fold, n, p));
-      });
-    } else {
-      throw new Error(`unknown --weights ${mode}`);
+  const evaluate = (d: Dataset, variant: string) => {
+    const results = [];
+    // Parameters fitted on one variant's features are never reused for the other's.
+    const tag = variant ? `[${variant}]` : "";
+    for (const n of NS) {
+      let trials: Trial[] = [];
+      if (mode === "shipped") {
+        trials = runProtocol(core, d.writers, d.writers, n, DEFAULT_PARAMS);
+      } else if (mode === "train-on") {
+        const p = fitCached(core, other!.writers, [other!.name], "lr");
+        trials = runProtocol(core, d.writers, d.writers, n, p);
+      } else if (mode === "cv" || mode === "zmean-cv") {
+        const fs = folds(d.writers);
+        fs.forEach((fold, i) => {
+          const train = fs.filter((_, j) => j !== i).flat();
+          const p = fitCached(core, train, [`${d.name}${tag}#cv${i}`], mode === "cv" ? "lr" : "zmean");
+          trials.push(...runProtocol(core, fold, fold, n, p));
+        });
+      } else {
+        throw new Error(`unknown --weights ${mode}`);
+      }
+      results.push({ n, skilled: rates(trials, "skilled"), random: rates(trials, "random") });
+      log(`${variant ? `${variant}: ` : ""}N=${n} done (${((Date.now() - t0) / 1000).toFixed(0)} s)\n`);
     }
-    results.push({ n, skilled: rates(trials, "skilled"), random: rates(trials, "random") });
-    log(`N=${n} done (${((Date.now() - t0) / 1000).toFixed(0)} s)\n`);
-  }
-  void paramsUsed;
+    return results;
+  };
+  const evaluated = variants.map((v) => ({ name: v.name, results: evaluate(v.ds, v.name) }));
 
   const pct = (v: number) => (100 * v).toFixed(1).padStart(5) + "%";
   const label = mode === "train-on" ? `trained on ${other!.name}` : mode;
-  console.log(`\n${ds.name}: ${ds.writers.length} writers, scoring parameters: ${label}`);
-  console.log(
-    `thresholds: auto_approve ${DEFAULT_THRESHOLDS.auto_approve}, approve ${DEFAULT_THRESHOLDS.approve}, flag ${DEFAULT_THRESHOLDS.flag}`,
-  );
-  console.log("   N | skilled EER glob  (writer) | FAR@appr FRR@appr | FAR@auto FAR@flag | random EER glob (writer) | FAR@appr FRR@appr");
-  for (const r of results) {
-    const s = r.skilled,
-      q = r.random;
+  for (const { name, results } of evaluated) {
+    console.log(`\n${ds.name}: ${ds.writers.length} writers, scoring parameters: ${label}`);
+    if (pageMode) {
+      const c = counts[name as "whole" | "scaled"];
+      console.log(
+        `through a 300 dpi JPEG form page (${name} decode): signature located on ${c.located} page(s), missed on ${c.missed} (those use the known box)`,
+      );
+    }
     console.log(
-      `${String(r.n).padStart(4)} |        ${pct(s.eer_global)}   (${pct(s.eer_writer)}) |  ${pct(s.far)}  ${pct(s.frr)} |  ${pct(s.at.auto_approve.far)}  ${pct(s.at.flag.far)} |` +
-        `       ${pct(q.eer_global)}  (${pct(q.eer_writer)}) |  ${pct(q.far)}  ${pct(q.frr)}`,
+      `thresholds: auto_approve ${DEFAULT_THRESHOLDS.auto_approve}, approve ${DEFAULT_THRESHOLDS.approve}, flag ${DEFAULT_THRESHOLDS.flag}`,
     );
+    console.log("   N | skilled EER glob  (writer) | FAR@appr FRR@appr | FAR@auto FAR@flag | random EER glob (writer) | FAR@appr FRR@appr");
+    for (const r of results) {
+      const s = r.skilled,
+        q = r.random;
+      console.log(
+        `${String(r.n).padStart(4)} |        ${pct(s.eer_global)}   (${pct(s.eer_writer)}) |  ${pct(s.far)}  ${pct(s.frr)} |  ${pct(s.at.auto_approve.far)}  ${pct(s.at.flag.far)} |` +
+          `       ${pct(q.eer_global)}  (${pct(q.eer_writer)}) |  ${pct(q.far)}  ${pct(q.frr)}`,
+      );
+    }
+  }
+  let largestShift = 0;
+  if (evaluated.length === 2) {
+    // The scaled decode against the whole-page decode: every rate of every N, in points.
+    const [a, b] = evaluated;
+    const shifts: string[] = [];
+    a.results.forEach((ra, i) => {
+      const rb = b.results[i];
+      for (const kind of ["skilled", "random"] as const) {
+        for (const key of ["eer_global", "eer_writer", "far", "frr"] as const) {
+          const d = 100 * (rb[kind][key] - ra[kind][key]);
+          if (!Number.isNaN(d)) largestShift = Math.max(largestShift, Math.abs(d));
+          if (key.startsWith("eer")) shifts.push(`N=${ra.n} ${kind} ${key}: ${d >= 0 ? "+" : ""}${d.toFixed(2)}`);
+        }
+      }
+    });
+    console.log(`\nscaled decode minus whole-page decode, in points:\n  ${shifts.join("\n  ")}`);
+    console.log(`largest shift of any EER, FAR or FRR: ${largestShift.toFixed(2)} points`);
   }
   const secs = (Date.now() - t0) / 1000;
   console.log(
@@ -138,7 +212,15 @@ async function main(): Promise<void> {
   );
   const json = arg("--json");
   if (json) {
-    writeFileSync(json, JSON.stringify({ dataset: ds.name, weights: label, seconds: secs, results }, null, 1));
+    const body = pageMode
+      ? {
+          page: pageMode,
+          located: counts,
+          largest_shift_points: largestShift,
+          results: Object.fromEntries(evaluated.map((e) => [e.name, e.results])),
+        }
+      : { results: evaluated[0].results };
+    writeFileSync(json, JSON.stringify({ dataset: ds.name, weights: label, stride, seconds: secs, ...body }, null, 1));
   }
 }
 
