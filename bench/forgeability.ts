@@ -2,7 +2,7 @@
 // (src/verify/forgeability.ts) predict what forgers achieve?
 //
 //   npm run bench:forgeability -- <dataset folder> <other dataset folder> [--cache DIR] [--json-dir DIR]
-//                                 [--train-out FILE] [--stride K]
+//                                 [--train-out FILE] [--records-out FILE] [--stride K]
 //
 // Leave one dataset out. For each dataset D, with O the other one:
 //   scoring      parameters trained on all of O's writers (bench/train/fit.ts), as bench:accuracy --train-on
@@ -152,6 +152,7 @@ async function main(): Promise<void> {
     cross.set(ds.name, recordsOf(core, ds.name, ds.writers, TEST_NS, params));
   }
 
+  // Every record with its features and forgery scores, for studying other features or fits offline.
   const recordsOut = arg("--records-out");
   if (recordsOut) writeFileSync(recordsOut, JSON.stringify({ cv: Object.fromEntries(cv), cross: Object.fromEntries(cross) }));
   const threshold = DEFAULT_THRESHOLDS.approve;

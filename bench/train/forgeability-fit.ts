@@ -10,9 +10,7 @@ import { compareToModel } from "../../src/verify/compare";
 import { FEATURE_VERSION } from "../../src/verify/features";
 import { FORGEABILITY_VERSION, forgeabilityFeatures, logit, type ForgeabilityParams, type LinearPart } from "../../src/verify/forgeability";
 import type { Writer } from "../lib/dataset";
-import { modelFor, referencesOf } from "../lib/protocol";
-import { aggregate, buildReferenceModel } from "../../src/verify/model";
-import { featureVector } from "../../src/verify/features";
+import { modelFor } from "../lib/protocol";
 import { fitParams, logistic } from "./fit";
 
 export interface WriterRecord {
@@ -21,8 +19,6 @@ export interface WriterRecord {
   n: number;
   features: { consistency: number[]; complexity: number[]; references: number };
   skilled: number[];
-  /** Candidate features under study (bench only): leave-one-out among the references. */
-  extra?: { looScore: number | null; rawLoo: number | null };
 }
 
 /** Thresholds the estimate is fitted across, so that it holds for any policy's approve threshold. */
@@ -45,38 +41,10 @@ export function recordsOf(core: Core, dataset: string, writers: Writer[], ns: nu
         n,
         features: forgeabilityFeatures(model, core.groupOffsets, params),
         skilled: w.forgeries.map((s) => compareToModel(core, s.features, model, params).score),
-        extra: looExtras(core, w, n, params),
       });
     }
   }
   return out;
-}
-
-function looExtras(core: Core, w: Writer, n: number, params: ScoringParams): WriterRecord["extra"] {
-  const refs = referencesOf(w, n);
-  if (refs.length < 2) return { looScore: null, rawLoo: null };
-  let score = 0;
-  let raw = 0;
-  for (let i = 0; i < refs.length; i++) {
-    const others = refs.filter((_, j) => j !== i);
-    const m = buildReferenceModel(
-      core,
-      others.map((s) => ({ refId: s.path, features: s.features, raster: s.raster })),
-      params,
-    );
-    score += compareToModel(core, refs[i].features, m, params).score / refs.length;
-    const d = aggregate(
-      core.groupDistances(
-        featureVector(refs[i].features),
-        others.map((s) => featureVector(s.features)),
-      ),
-      others.length,
-      core.groupCount,
-      params.k,
-    );
-    raw += d.reduce((t, v, g) => t + Math.log((v + 1e-6) / (params.prior.mean[g] + 1e-6)), 0) / d.length / refs.length;
-  }
-  return { looScore: score, rawLoo: raw };
 }
 
 /** Records of every writer, each scored by parameters trained on the other folds' writers only. */
