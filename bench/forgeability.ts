@@ -2,7 +2,7 @@
 // (src/verify/forgeability.ts) predict what forgers achieve?
 //
 //   npm run bench:forgeability -- <dataset folder> <other dataset folder> [--cache DIR] [--json-dir DIR]
-//                                 [--train-out FILE] [--records-out FILE] [--stride K]
+//                                 [--train-out FILE] [--records-out FILE] [--records-in FILE] [--stride K]
 //
 // Leave one dataset out. For each dataset D, with O the other one:
 //   scoring      parameters trained on all of O's writers (bench/train/fit.ts), as bench:accuracy --train-on
@@ -141,11 +141,18 @@ async function main(): Promise<void> {
   // scored by parameters trained on the other dataset (what it is tested on).
   const cv = new Map<string, WriterRecord[]>();
   const cross = new Map<string, WriterRecord[]>();
-  for (const ds of sets) {
+  const recordsIn = arg("--records-in");
+  if (recordsIn) {
+    // Records saved by an earlier run's --records-out (same core, same datasets): refit and re-evaluate only.
+    const saved = JSON.parse(readFileSync(recordsIn, "utf8")) as Record<"cv" | "cross", Record<string, WriterRecord[]>>;
+    for (const [k, v] of Object.entries(saved.cv)) cv.set(k, v);
+    for (const [k, v] of Object.entries(saved.cross)) cross.set(k, v);
+  }
+  for (const ds of recordsIn ? [] : sets) {
     log(`${ds.name}: cross-validated records\n`);
     cv.set(ds.name, crossValidatedRecords(core, ds.name, ds.writers, FIT_NS));
   }
-  for (const ds of sets) {
+  for (const ds of recordsIn ? [] : sets) {
     const other = sets.find((s) => s !== ds)!;
     log(`${ds.name}: records scored by parameters trained on ${other.name}\n`);
     const params = fitParams(core, other.writers, { trainedOn: [other.name] });

@@ -82,6 +82,11 @@ function std(a: number[]): number {
  * weighted by its number of forgeries. Consistency weights are kept >= 0 (references that vary more never
  * make a subject look safer) and complexity weights <= 0; a feature whose fitted weight breaks its sign is
  * dropped and the rest refitted.
+ *
+ * Records from several datasets get one offset per dataset (a fixed effect): the collections differ in
+ * script, scanning and forger skill, and their pass rates differ several-fold, so without it the features
+ * that tell the scripts apart would be fitted to that difference rather than to what makes one writer
+ * easier to forge than another in the same collection. The shipped bias is the records-weighted mean offset.
  */
 export function fitForgeability(
   records: WriterRecord[],
@@ -91,6 +96,7 @@ export function fitForgeability(
 ): ForgeabilityParams {
   const cStd = standardise(records.map((r) => r.features.consistency));
   const xStd = standardise(records.map((r) => r.features.complexity));
+  const datasets = [...new Set(records.map((r) => r.dataset))];
   const nc = cStd.mean.length;
   const nx = xStd.mean.length;
   // Columns: consistency (negated so every constrained weight must be <= 0), complexity, logit(t), ln n.
@@ -99,6 +105,8 @@ export function fitForgeability(
     ...r.features.complexity.map((v, j) => (v - xStd.mean[j]) / xStd.sd[j]),
     logit(t),
     Math.log(Math.max(1, r.features.references)),
+    // Dataset offsets, the first dataset as the baseline.
+    ...datasets.slice(1).map((d) => (r.dataset === d ? 1 : 0)),
   ];
   const X: number[][] = [];
   const y: number[] = [];
@@ -151,7 +159,9 @@ export function fitForgeability(
       complexityWeights,
       records.map((r) => r.features.complexity),
     ),
-    bias: b,
+    bias:
+      b +
+      datasets.slice(1).reduce((t, d, i) => t + (w[nc + nx + 2 + i] * records.filter((r) => r.dataset === d).length) / records.length, 0),
     threshold: w[nc + nx],
     references: w[nc + nx + 1],
     levels,
