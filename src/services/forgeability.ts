@@ -4,6 +4,7 @@
  * row as JSON, and read back as is by the subject view and the enrolment result.
  */
 import { DEFAULT_POLICY_NAME } from "../domain/policy";
+import { DEFAULT_THRESHOLDS } from "../domain/policy-defaults";
 import type { Forgeability } from "../verify/forgeability";
 import { getLatestPolicy } from "../storage/policies";
 
@@ -25,7 +26,8 @@ export interface ForgeabilityRecord {
 export async function forgeabilityPolicy(db: D1Database, orgId: string): Promise<{ ref: string; approveThreshold: number }> {
   // The owner's creation time only dates the built-in default, which is not shown here.
   const policy = await getLatestPolicy(db, { id: orgId, createdAt: "" }, DEFAULT_POLICY_NAME);
-  const approveThreshold = policy?.spec.thresholds.approve ?? 0.7;
+  // getLatestPolicy falls back to the built-in default, so the fallbacks here only satisfy the types.
+  const approveThreshold = policy?.spec.thresholds.approve ?? DEFAULT_THRESHOLDS.approve;
   return { ref: `${policy?.name ?? DEFAULT_POLICY_NAME}@${policy?.version ?? 1}`, approveThreshold };
 }
 
