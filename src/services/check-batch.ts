@@ -15,6 +15,27 @@ import type { CheckItemRow } from "../storage/schema/checks";
 import { storedResultOf, type StoredResult } from "./check-results";
 import { evaluate, settleResults, type CheckContext, type RunOptions } from "./checks";
 
+/**
+ * Items of a batch evaluated at once. The isolate computes one at a time anyway; a few in flight keep
+ * it busy while others wait on storage. Bounded like the inline checks (DEFAULTS.checkCapacity) because
+ * each decoded A4 page holds tens of megabytes and an isolate has 128 MB.
+ */
+export const BATCH_CONCURRENCY = 4;
+
+/** fn over every item, at most `limit` running at once; results in input order. */
+async function mapLimited<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const n = next++;
+      out[n] = await fn(items[n]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
 /** Per item index of the batch: undefined when it is settled, else the error to retry it for. */
 export type BatchOutcome = Map<number, unknown>;
 
@@ -46,12 +67,10 @@ export async function runItems(ctx: CheckContext, jobId: string, indexes: number
     const started = await jobObject(ctx.env, ctx.org.id, jobId).start();
     if (started) await repo.mirrorProgress(ctx.org.id, jobId, started);
     const opts: RunOptions = { models: new Map() };
-    const evaluated = await Promise.all(
-      pending.map((item) =>
-        evaluate(ctx, job, item, opts).then(
-          (result) => ({ item, result }),
-          (error: unknown) => ({ item, error }),
-        ),
+    const evaluated = await mapLimited(pending, BATCH_CONCURRENCY, (item) =>
+      evaluate(ctx, job, item, opts).then(
+        (result) => ({ item, result }),
+        (error: unknown) => ({ item, error }),
       ),
     );
     const computed: { item: CheckItemRow; result: StoredResult }[] = [];
