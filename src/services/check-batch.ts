@@ -14,6 +14,7 @@ import { checksRepo } from "../storage/checks";
 import type { CheckItemRow } from "../storage/schema/checks";
 import { storedResultOf, type StoredResult } from "./check-results";
 import { evaluate, settleResults, type CheckContext, type RunOptions } from "./checks";
+import { mapLimited } from "../util/map-limited";
 
 /**
  * Items of a batch evaluated at once. The isolate computes one at a time anyway; a few in flight keep
@@ -21,20 +22,6 @@ import { evaluate, settleResults, type CheckContext, type RunOptions } from "./c
  * each decoded A4 page holds tens of megabytes and an isolate has 128 MB.
  */
 export const BATCH_CONCURRENCY = 4;
-
-/** fn over every item, at most `limit` running at once; results in input order. */
-async function mapLimited<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const n = next++;
-      out[n] = await fn(items[n]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
 
 /** Per item index of the batch: undefined when it is settled, else the error to retry it for. */
 export type BatchOutcome = Map<number, unknown>;
