@@ -53,7 +53,7 @@ export async function runItems(ctx: CheckContext, jobId: string, indexes: number
   if (pending.length > 0) {
     const started = await jobObject(ctx.env, ctx.org.id, jobId).start();
     if (started) await repo.mirrorProgress(ctx.org.id, jobId, started);
-    const opts: RunOptions = { models: new Map() };
+    const opts: RunOptions = { models: new Map(), renderCrops: false };
     const evaluated = await mapLimited(pending, BATCH_CONCURRENCY, (item) =>
       evaluate(ctx, job, item, opts).then(
         (result) => ({ item, result }),

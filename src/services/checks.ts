@@ -211,6 +211,13 @@ export interface RunOptions {
    * changed since is seen by the next batch.
    */
   models?: Map<string, Promise<ReferenceModelOrError>>;
+  /**
+   * Render and store the crops of the located signatures now (default true: an inline caller may fetch
+   * them at once). A queued item leaves them to their first read, which renders and keeps them
+   * (services/check-crops.ts): most queued items' crops are never looked at, and rendering one costs
+   * about as much CPU as a third of the item's check.
+   */
+  renderCrops?: boolean;
 }
 
 type ReferenceModelOrError = { model: unknown; count: number } | ItemError;
@@ -440,7 +447,7 @@ export async function evaluate(ctx: CheckContext, job: CheckJobRow, item: CheckI
       bytes,
       model.model,
       { thresholds: policySpec.thresholds, quality_floor: policySpec.quality_floor },
-      { inputType: spec.inputType, target: spec.target, templatePages: template?.models ?? null },
+      { inputType: spec.inputType, target: spec.target, templatePages: template?.models ?? null, renderCrops: opts.renderCrops ?? true },
       async (e) => {
         checkpoint();
         await opts.onEvent?.(e.type === "comparing" ? { ...e, referenceCount: e.referenceCount || model.count } : e);
