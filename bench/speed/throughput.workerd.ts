@@ -194,7 +194,8 @@ it("queued job throughput: 100 signature scans, 202 -> job completed", async () 
     `  time in queue                          ${m.queue_s.toFixed(2)} s`,
     `  submit (POST -> 202)                   ${m.submit_ms.toFixed(0)} ms`,
     probe.available
-      ? `  CPU per item, workerd                  ${m.workerd_cpu_ms_per_item.toFixed(1)} ms  (+ Node host ${m.node_cpu_ms_per_item.toFixed(1)} ms; ${m.cores_busy.toFixed(2)} cores busy)`
+      ? `  CPU per item, workerd                  ${m.workerd_cpu_ms_per_item.toFixed(1)} ms  (+ Node host ${m.node_cpu_ms_per_item.toFixed(1)} ms; ${m.cores_busy.toFixed(2)} cores busy)` +
+        `\n  items per second per workerd core       ${(1000 / m.workerd_cpu_ms_per_item).toFixed(1)}  (1000 / CPU ms per item: what one core running only workerd would give; load-independent)`
       : "  CPU per item                           not measured (no /proc: not Linux)",
   ];
   console.log(`\n${lines.join("\n")}\n`);
@@ -217,6 +218,7 @@ it("queued job throughput: 100 signature scans, 202 -> job completed", async () 
                 row("CPU per item, workerd", m.workerd_cpu_ms_per_item, "ms"),
                 row("CPU per item, Node host", m.node_cpu_ms_per_item, "ms"),
                 row("cores busy while the job runs", m.cores_busy, "cores"),
+                row("items per second per workerd core (1000 / CPU ms per item)", 1000 / m.workerd_cpu_ms_per_item, "items/s"),
               ]
             : []),
         ],
