@@ -2,7 +2,8 @@ import type { Env } from "../env";
 import { directory } from "../storage/directory";
 import { regionStore } from "../storage/regions";
 import { giveUpItem, type CheckContext, type CheckMessage } from "../services/checks";
-import { runItems } from "../services/check-batch";
+import { BATCH_CONCURRENCY, runItems } from "../services/check-batch";
+import { concurrencyGate } from "../util/map-limited";
 import { liveCheckEngine } from "../services/check-engine-live";
 import { backoffSeconds } from "./retry";
 import { logError } from "../util/log";
@@ -32,6 +33,8 @@ async function contextFor(env: Env, orgId: string): Promise<CheckContext | "gone
  */
 export async function consumeChecks(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const byOrg = new Map<string, Map<string, Message<unknown>[]>>();
+  // One bound on the items in flight for the whole batch, whichever jobs they belong to.
+  const gate = concurrencyGate(BATCH_CONCURRENCY);
   for (const message of batch.messages) {
     const msg = message.body;
     if (!isCheckMessage(msg)) {
@@ -77,6 +80,7 @@ export async function consumeChecks(batch: MessageBatch<unknown>, env: Env): Pro
             context,
             jobId,
             messages.map((m) => (m.body as CheckMessage).index),
+            gate,
           );
           for (const m of messages) {
             const index = (m.body as CheckMessage).index;

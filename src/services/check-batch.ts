@@ -14,14 +14,17 @@ import { checksRepo } from "../storage/checks";
 import type { CheckItemRow } from "../storage/schema/checks";
 import { storedResultOf, type StoredResult } from "./check-results";
 import { evaluate, settleResults, type CheckContext, type RunOptions } from "./checks";
-import { mapLimited } from "../util/map-limited";
+import { concurrencyGate } from "../util/map-limited";
 
 /**
- * Items of a batch evaluated at once. The isolate computes one at a time anyway; a few in flight keep
- * it busy while others wait on storage. Bounded like the inline checks (DEFAULTS.checkCapacity) because
- * each decoded A4 page holds tens of megabytes and an isolate has 128 MB.
+ * Items of a queue batch evaluated at once, across all its jobs. The isolate computes one at a time
+ * anyway; a few in flight keep it busy while others wait on storage. Bounded like the inline checks
+ * (DEFAULTS.checkCapacity) because each decoded A4 page holds tens of megabytes and an isolate has 128 MB.
  */
 export const BATCH_CONCURRENCY = 4;
+
+/** Admits one item evaluation (of any job of the batch) when fewer than the limit are running. */
+export type EvaluationGate = <R>(fn: () => Promise<R>) => Promise<R>;
 
 /** Per item index of the batch: undefined when it is settled, else the error to retry it for. */
 export type BatchOutcome = Map<number, unknown>;
@@ -30,7 +33,12 @@ export type BatchOutcome = Map<number, unknown>;
  * Runs and settles the given items of a job. Throws (every item to be retried) when the job cannot be
  * read or settling fails; an item that alone fails is reported in the outcome and the rest go on.
  */
-export async function runItems(ctx: CheckContext, jobId: string, indexes: number[]): Promise<BatchOutcome> {
+export async function runItems(
+  ctx: CheckContext,
+  jobId: string,
+  indexes: number[],
+  gate: EvaluationGate = concurrencyGate(BATCH_CONCURRENCY),
+): Promise<BatchOutcome> {
   const repo = checksRepo(ctx.store.db);
   const wanted = [...new Set(indexes)];
   const [job, rows] = await Promise.all([repo.job(ctx.org.id, jobId), repo.items(ctx.org.id, jobId, wanted)]);
@@ -54,10 +62,12 @@ export async function runItems(ctx: CheckContext, jobId: string, indexes: number
     const started = await jobObject(ctx.env, ctx.org.id, jobId).start();
     if (started) await repo.mirrorProgress(ctx.org.id, jobId, started);
     const opts: RunOptions = { models: new Map(), renderCrops: false };
-    const evaluated = await mapLimited(pending, BATCH_CONCURRENCY, (item) =>
-      evaluate(ctx, job, item, opts).then(
-        (result) => ({ item, result }),
-        (error: unknown) => ({ item, error }),
+    const evaluated = await Promise.all(
+      pending.map((item) =>
+        gate(() => evaluate(ctx, job, item, opts)).then(
+          (result) => ({ item, result }),
+          (error: unknown) => ({ item, error }),
+        ),
       ),
     );
     const computed: { item: CheckItemRow; result: StoredResult }[] = [];
