@@ -61,6 +61,11 @@ export interface CheckDocumentOptions {
   target?: { page?: number; box?: Box } | null;
   /** A form template's stored registration models, by 1-based blank page (see services/templates.ts). */
   templatePages?: Record<number, unknown> | null;
+  /**
+   * Render each located signature's crop PNG now (default true). The queue leaves it to the first read
+   * of the crop (services/check-crops.ts), which renders it from the input and keeps it.
+   */
+  renderCrops?: boolean;
 }
 
 /**
