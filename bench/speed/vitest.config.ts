@@ -22,12 +22,14 @@ export default defineConfig(async () => ({
           TEST_REGION_MIGRATIONS: await readD1Migrations(path.join(root, "migrations/region")),
           OPERATOR_TOKEN: "bench-operator-token",
           BUCKET_SECRET_KEY: "bench-bucket-secret-key",
+          // The bare Hono route the api section compares the API's routes with (src/http/bench-bare.ts).
+          BENCH_BARE_ROUTE: "1",
         },
       },
     }),
   ],
   test: {
-    include: ["bench/speed/speed.workerd.ts", "bench/speed/live.workerd.ts", "bench/speed/drops.workerd.ts"],
+    include: ["bench/speed/speed.workerd.ts", "bench/speed/live.workerd.ts", "bench/speed/drops.workerd.ts", "bench/speed/api.workerd.ts"],
     setupFiles: ["test/setup/apply-migrations.ts"],
     testTimeout: 600_000,
     hookTimeout: 600_000,
