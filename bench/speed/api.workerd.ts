@@ -49,7 +49,12 @@ it("api", async () => {
   }
   const get = (path: string, key?: string) => () =>
     exports.default.fetch(BASE + path, { headers: key ? { Authorization: `Bearer ${key}` } : {} });
-  const samples: Record<string, number[]> = { bare: [], "GET /sig/policies": [], "GET /sig/checks/{job_id}": [], "POST /sig/checks (sync)": [] };
+  const samples: Record<string, number[]> = {
+    bare: [],
+    "GET /sig/policies": [],
+    "GET /sig/checks/{job_id}": [],
+    "POST /sig/checks (sync)": [],
+  };
   // The access log's line per request would go through vitest's console capture (a round trip to Node
   // each); in production it goes to Workers Logs. Silenced while measuring, restored for the report.
   const log = { info: console.info, log: console.log, warn: console.warn };
@@ -67,7 +72,10 @@ it("api", async () => {
       samples["GET /sig/checks/{job_id}"].push(job);
     }
     if (round % CHECK_EVERY === 0) {
-      const form = checkForm({ items: [{ file: "doc", subject_reference: "alice", input_type: "signature_image" }] }, { doc: signaturePng(WRITER, 6 + (round % 4)) });
+      const form = checkForm(
+        { items: [{ file: "doc", subject_reference: "alice", input_type: "signature_image" }] },
+        { doc: signaturePng(WRITER, 6 + (round % 4)) },
+      );
       const ms = await timed(() => postCheck(t.apiKey, form), 200);
       if (keep) samples["POST /sig/checks (sync)"].push(ms);
     }
@@ -93,7 +101,9 @@ it("api", async () => {
     };
   });
   console.log("\nAPI hot path in-process (workerd, exports.default.fetch; ratios to the bare Hono route)");
-  console.log(`${"route".padEnd(26)} ${"n".padStart(4)} ${"p50 ms".padStart(8)} ${"p99 ms".padStart(8)} ${"p50/bare".padStart(9)} ${"p99/bare".padStart(9)}`);
+  console.log(
+    `${"route".padEnd(26)} ${"n".padStart(4)} ${"p50 ms".padStart(8)} ${"p99 ms".padStart(8)} ${"p50/bare".padStart(9)} ${"p99/bare".padStart(9)}`,
+  );
   for (const r of rows) {
     console.log(
       `${r.route.padEnd(26)} ${String(r.n).padStart(4)} ${r.p50_ms.toFixed(2).padStart(8)} ${r.p99_ms.toFixed(2).padStart(8)} ${(r.ratio_p50?.toFixed(2) ?? "-").padStart(9)} ${(r.ratio_p99?.toFixed(2) ?? "-").padStart(9)}`,
