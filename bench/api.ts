@@ -12,6 +12,9 @@
  * Tenants are taken in turn so that no tenant passes its 20/s bucket. Prints p50/p99 per route and the
  * ratio of each to the bare route of the same phase, and writes bench/results/api.json.
  *
+ * With API_BENCH_BASELINE=<another tree of this repository> both services run side by side on one schedule
+ * (rows "before" and "after"), the fair way to compare a change on a busy machine.
+ *
  * Options (environment): API_BENCH_RATE (requests/s per read route, default 10), API_BENCH_CHECK_RATE
  * (default 2), API_BENCH_SECONDS (per phase, default 20), API_BENCH_TENANTS (default 6),
  * API_BENCH_OUT (result file, default bench/results/api.json).
@@ -68,16 +71,22 @@ interface Tenant {
 type Request = (t: Tenant, n: number) => { url: string; init: RequestInit; expect: number };
 
 interface Route {
+  /** Which service: "after" (this tree) or "before" (API_BENCH_BASELINE). */
+  target: string;
+  base: string;
+  tenants: Tenant[];
   name: string;
   rate: number;
   request: Request;
 }
 
-async function startService(): Promise<{ base: string; child: ChildProcess; state: string }> {
+const keyOf = (r: Pick<Route, "target" | "name">) => `${r.target}|${r.name}`;
+
+async function startService(tree: string): Promise<{ base: string; child: ChildProcess; state: string }> {
   const state = mkdtempSync(path.join(os.tmpdir(), "countersign-bench-api-"));
   for (const db of ["countersign-directory", "countersign-us", "countersign-eu"]) {
     execFileSync(wrangler, ["d1", "migrations", "apply", db, "--local", "--persist-to", state], {
-      cwd: root,
+      cwd: tree,
       stdio: ["ignore", "ignore", "inherit"],
       env: { ...process.env, CI: "true" },
     });
@@ -107,7 +116,7 @@ async function startService(): Promise<{ base: string; child: ChildProcess; stat
       "BENCH_BARE_ROUTE:1",
     ],
     // The access log (one line per request) goes to a file, as it would go to Workers Logs.
-    { cwd: root, stdio: ["ignore", log, log], env: { ...process.env, CI: "true" }, detached: true },
+    { cwd: tree, stdio: ["ignore", log, log], env: { ...process.env, CI: "true" }, detached: true },
   );
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 240; i++) {
@@ -171,13 +180,8 @@ async function seed(base: string): Promise<Tenant[]> {
 }
 
 /** Drives the routes at their fixed rates at once for `seconds`; latencies (ms) per route, warm-up dropped. */
-async function drive(
-  base: string,
-  tenants: Tenant[],
-  routes: Route[],
-  seconds: number,
-): Promise<Map<string, { ms: number[]; errors: string[] }>> {
-  const out = new Map(routes.map((r) => [r.name, { ms: [] as number[], errors: [] as string[] }]));
+async function drive(routes: Route[], seconds: number): Promise<Map<string, { ms: number[]; errors: string[] }>> {
+  const out = new Map(routes.map((r) => [keyOf(r), { ms: [] as number[], errors: [] as string[] }]));
   const pending: Promise<void>[] = [];
   const t0 = performance.now() + 50;
   const total = WARMUP_SECONDS + seconds;
@@ -193,21 +197,21 @@ async function drive(
   for (const s of sends) {
     const wait = s.at - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    const tenant = tenants[s.n % tenants.length];
+    const tenant = s.route.tenants[s.n % s.route.tenants.length];
     const { url, init, expect } = s.route.request(tenant, s.n);
     const started = performance.now();
     const measured = s.at - t0 >= WARMUP_SECONDS * 1000;
     pending.push(
-      fetch(base + url, init).then(
+      fetch(s.route.base + url, init).then(
         async (res) => {
           await res.arrayBuffer();
           const ms = performance.now() - started;
-          const slot = out.get(s.route.name)!;
+          const slot = out.get(keyOf(s.route))!;
           if (res.status !== expect) slot.errors.push(`${res.status}`);
           else if (measured) slot.ms.push(ms);
         },
         (err) => {
-          out.get(s.route.name)!.errors.push(String(err));
+          out.get(keyOf(s.route))!.errors.push(String(err));
         },
       ),
     );
@@ -217,6 +221,7 @@ async function drive(
 }
 
 interface Row {
+  target: string;
   phase: string;
   route: string;
   rate_per_s: number;
@@ -228,16 +233,19 @@ interface Row {
   ratio_p99: number | null;
 }
 
+/** Rows of one phase, each route's ratio taken to the bare route of the same service. */
 function rowsOf(phase: string, routes: Route[], res: Map<string, { ms: number[]; errors: string[] }>): Row[] {
-  const bare = res.get("bare")!.ms;
-  const bare50 = percentile(bare, 50);
-  const bare99 = percentile(bare, 99);
   return routes.map((r) => {
-    const { ms, errors } = res.get(r.name)!;
-    if (errors.length) console.error(`${phase} ${r.name}: ${errors.length} unexpected answers, e.g. ${errors.slice(0, 5).join(", ")}`);
+    const bare = res.get(keyOf({ target: r.target, name: "bare" }))!.ms;
+    const bare50 = percentile(bare, 50);
+    const bare99 = percentile(bare, 99);
+    const { ms, errors } = res.get(keyOf(r))!;
+    if (errors.length)
+      console.error(`${r.target} ${phase} ${r.name}: ${errors.length} unexpected answers, e.g. ${errors.slice(0, 5).join(", ")}`);
     const p50 = percentile(ms, 50);
     const p99 = percentile(ms, 99);
     return {
+      target: r.target,
       phase,
       route: r.name,
       rate_per_s: r.rate,
@@ -255,63 +263,101 @@ function round(x: number): number {
   return Math.round(x * 100) / 100;
 }
 
+interface Service {
+  target: string;
+  base: string;
+  tenants: Tenant[];
+}
+
+/** The routes of each phase for one service. */
+async function routesOf(svc: Service): Promise<{ reads: Route[]; checks: Route[] }> {
+  const auth = (t: Tenant) => ({ Authorization: `Bearer ${t.key}` });
+  const at = { target: svc.target, base: svc.base, tenants: svc.tenants };
+  const bare: Route = { ...at, name: "bare", rate: RATE, request: () => ({ url: "/__bench/bare", init: {}, expect: 200 }) };
+  const reads: Route[] = [
+    bare,
+    { ...at, name: "GET /sig/policies", rate: RATE, request: (t) => ({ url: "/sig/policies", init: { headers: auth(t) }, expect: 200 }) },
+    {
+      ...at,
+      name: "GET /sig/checks/{job_id}",
+      rate: RATE,
+      request: (t) => ({ url: `/sig/checks/${t.jobId}`, init: { headers: auth(t) }, expect: 200 }),
+    },
+    // The pipeline alone (src/http/bench-bare.ts): the middleware of the GETs above, no storage read of its own.
+    {
+      ...at,
+      name: "GET pipeline only",
+      rate: RATE,
+      request: (t) => ({ url: "/sig/__bench/pipeline", init: { headers: auth(t) }, expect: 200 }),
+    },
+  ];
+  const checks: Route[] = [
+    bare,
+    {
+      ...at,
+      name: "POST /sig/checks (sync)",
+      rate: CHECK_RATE,
+      request: (t, n) => ({
+        url: "/sig/checks",
+        init: { method: "POST", headers: { ...auth(t), "Idempotency-Key": `bench-${process.pid}-${n}` }, body: checkForm(6 + (n % 4)) },
+        expect: 200,
+      }),
+    },
+  ];
+  return { reads, checks };
+}
+
 async function main() {
-  const { base, child, state } = await startService();
+  // API_BENCH_BASELINE: another tree of this repository (say, the code before a change), run beside this
+  // one in the same benchmark: both get the same schedule at the same time, so machine load hits both alike.
+  const trees: [string, string][] = [["after", root]];
+  if (process.env.API_BENCH_BASELINE) trees.unshift(["before", path.resolve(process.env.API_BENCH_BASELINE)]);
+  const started: { target: string; base: string; child: ChildProcess; state: string }[] = [];
   const stop = () => {
-    try {
-      // wrangler dev runs workerd as a child: end the process group this script started.
-      if (child.pid) process.kill(-child.pid, "SIGTERM");
-    } catch {}
+    for (const s of started) {
+      try {
+        // wrangler dev runs workerd as a child: end the process group this script started.
+        if (s.child.pid) process.kill(-s.child.pid, "SIGTERM");
+      } catch {}
+    }
   };
   process.on("exit", stop);
   for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => process.exit(130));
   let ok = false;
   try {
-    console.log(`service at ${base} (state ${state}); seeding ${TENANTS} organisations`);
-    const tenants = await seed(base);
-    const auth = (t: Tenant) => ({ Authorization: `Bearer ${t.key}` });
-    const bare: Route = { name: "bare", rate: RATE, request: () => ({ url: "/__bench/bare", init: {}, expect: 200 }) };
-    const reads: Route[] = [
-      bare,
-      { name: "GET /sig/policies", rate: RATE, request: (t) => ({ url: "/sig/policies", init: { headers: auth(t) }, expect: 200 }) },
-      {
-        name: "GET /sig/checks/{job_id}",
-        rate: RATE,
-        request: (t) => ({ url: `/sig/checks/${t.jobId}`, init: { headers: auth(t) }, expect: 200 }),
-      },
-    ];
-    const checks: Route[] = [
-      bare,
-      {
-        name: "POST /sig/checks (sync)",
-        rate: CHECK_RATE,
-        request: (t, n) => ({
-          url: "/sig/checks",
-          init: { method: "POST", headers: { ...auth(t), "Idempotency-Key": `bench-${process.pid}-${n}` }, body: checkForm(6 + (n % 4)) },
-          expect: 200,
-        }),
-      },
-    ];
-    console.log(`phase reads: ${RATE} req/s per route for ${SECONDS} s (after ${WARMUP_SECONDS} s warm-up)`);
-    const rows = rowsOf("reads", reads, await drive(base, tenants, reads, SECONDS));
+    const services: Service[] = [];
+    for (const [target, tree] of trees) {
+      const svc = await startService(tree);
+      started.push({ target, ...svc });
+      console.log(`${target}: service at ${svc.base} from ${tree} (state ${svc.state}); seeding ${TENANTS} organisations`);
+      services.push({ target, base: svc.base, tenants: await seed(svc.base) });
+    }
+    const routes = await Promise.all(services.map(routesOf));
+    const reads = routes.flatMap((r) => r.reads);
+    const checks = routes.flatMap((r) => r.checks);
+    console.log(`phase reads: ${RATE} req/s per route and service for ${SECONDS} s (after ${WARMUP_SECONDS} s warm-up)`);
+    const rows = rowsOf("reads", reads, await drive(reads, SECONDS));
     console.log(`phase checks: sync check at ${CHECK_RATE} req/s beside the bare route at ${RATE} req/s for ${SECONDS} s`);
-    rows.push(...rowsOf("checks", checks, await drive(base, tenants, checks, SECONDS)));
+    rows.push(...rowsOf("checks", checks, await drive(checks, SECONDS)));
 
     console.log("");
     console.log(
-      `${"phase".padEnd(7)} ${"route".padEnd(26)} ${"req/s".padStart(5)} ${"n".padStart(5)} ${"err".padStart(4)} ${"p50 ms".padStart(8)} ${"p99 ms".padStart(8)} ${"p50/bare".padStart(9)} ${"p99/bare".padStart(9)}`,
+      `${"service".padEnd(7)} ${"phase".padEnd(7)} ${"route".padEnd(26)} ${"req/s".padStart(5)} ${"n".padStart(5)} ${"err".padStart(4)} ${"p50 ms".padStart(8)} ${"p99 ms".padStart(8)} ${"p50/bare".padStart(9)} ${"p99/bare".padStart(9)}`,
     );
-    for (const r of rows) {
+    for (const r of [...rows].sort((a, b) => (a.phase === b.phase ? 0 : a.phase === "reads" ? -1 : 1))) {
       console.log(
-        `${r.phase.padEnd(7)} ${r.route.padEnd(26)} ${String(r.rate_per_s).padStart(5)} ${String(r.n).padStart(5)} ${String(r.errors).padStart(4)} ${r.p50_ms.toFixed(2).padStart(8)} ${r.p99_ms.toFixed(2).padStart(8)} ${(r.ratio_p50?.toFixed(2) ?? "-").padStart(9)} ${(r.ratio_p99?.toFixed(2) ?? "-").padStart(9)}`,
+        `${r.target.padEnd(7)} ${r.phase.padEnd(7)} ${r.route.padEnd(26)} ${String(r.rate_per_s).padStart(5)} ${String(r.n).padStart(5)} ${String(r.errors).padStart(4)} ${r.p50_ms.toFixed(2).padStart(8)} ${r.p99_ms.toFixed(2).padStart(8)} ${(r.ratio_p50?.toFixed(2) ?? "-").padStart(9)} ${(r.ratio_p99?.toFixed(2) ?? "-").padStart(9)}`,
       );
     }
-    const policies = rows.find((r) => r.route === "GET /sig/policies")!;
-    console.log(`\ntarget: authenticated GET p50 <= 1.5 x bare; GET /sig/policies is ${policies.ratio_p50?.toFixed(2)} x`);
+    for (const svc of services) {
+      const policies = rows.find((r) => r.target === svc.target && r.route === "GET /sig/policies")!;
+      console.log(`${svc.target}: GET /sig/policies p50 is ${policies.ratio_p50?.toFixed(2)} x the bare route (target <= 1.5)`);
+    }
     const result = {
       machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, platform: `${os.platform()} ${os.release()}` },
       date: new Date().toISOString(),
       runtime: "wrangler dev (local workerd)",
+      trees: Object.fromEntries(trees),
       tenants: TENANTS,
       seconds_per_phase: SECONDS,
       warmup_seconds: WARMUP_SECONDS,
@@ -324,7 +370,7 @@ async function main() {
   } finally {
     stop();
     // A failed run keeps its state and wrangler.log for a look.
-    if (ok) rmSync(state, { recursive: true, force: true });
+    if (ok) for (const s of started) rmSync(s.state, { recursive: true, force: true });
   }
 }
 

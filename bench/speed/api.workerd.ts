@@ -66,10 +66,12 @@ it("api", async () => {
     const bare = await timed(get("/__bench/bare"), 200);
     const policies = await timed(get("/sig/policies", t.apiKey), 200);
     const job = await timed(get(`/sig/checks/${t.jobId}`, t.apiKey), 200);
+    const pipeline = await timed(get("/sig/__bench/pipeline", t.apiKey), 200);
     if (keep) {
       samples.bare.push(bare);
       samples["GET /sig/policies"].push(policies);
       samples["GET /sig/checks/{job_id}"].push(job);
+      samples["GET pipeline only"].push(pipeline);
     }
     if (round % CHECK_EVERY === 0) {
       const form = checkForm(
