@@ -53,6 +53,7 @@ it("api", async () => {
     bare: [],
     "GET /sig/policies": [],
     "GET /sig/checks/{job_id}": [],
+    "GET pipeline only": [],
     "POST /sig/checks (sync)": [],
   };
   // The access log's line per request would go through vitest's console capture (a round trip to Node
