@@ -120,9 +120,11 @@ export class LocalBucket {
     background(
       (async () => {
         await new Promise((r) => setTimeout(r, FLUSH_MS));
+        // Spends admitted while a call was in flight are not in it: wait for it, then report them.
+        while (this.#busy) await new Promise((r) => setTimeout(r, POLL_MS));
         this.#flushing = false;
-        // A call in the meantime carried the spends, or the one in flight will be followed by another.
-        if (this.#unreported === 0 || this.#busy) return;
+        // A call in the meantime may have carried them all.
+        if (this.#unreported === 0) return;
         // A failed report keeps the spends for the next call; nobody waits on this one.
         await this.#call(settle, 0).catch(() => {});
       })(),
