@@ -27,7 +27,6 @@ import { registerBucketKeyRoutes } from "./routes/bucket-keys";
 import { registerReviewRoutes } from "./routes/checks/review";
 import { registerUnlearnRoute } from "./routes/subjects/unlearn";
 import { registerPages } from "./routes/pages";
-import { registerBenchRoutes } from "./http/bench-bare";
 
 export type App = OpenAPIHono<AppEnv>;
 
@@ -73,7 +72,6 @@ export function createApp(): App {
   registerReviewRoutes(app);
   registerUnlearnRoute(app);
   registerPages(app);
-  registerBenchRoutes(app);
 
   registerOpenApi(app);
   registerApiReference(app);

@@ -1,11 +1,20 @@
-import { Hono, type MiddlewareHandler } from "hono";
-import type { App } from "../app";
+import { Hono } from "hono";
+import { configOf } from "../config";
+import { accessLog } from "./access-log";
 import type { AppEnv } from "./context";
 import { pipelineFor } from "./pipeline";
-import { ProblemError } from "./problem";
+import { ProblemError, isProblemError, renderProblem } from "./problem";
+import { requestId } from "./request-id";
 import { resolveRules } from "./route";
+import { versioning } from "./versioning";
 
-/** Path of the bare benchmark route (mounted by src/index.ts only when BENCH_BARE_ROUTE is "1"). */
+/**
+ * Benchmark-only routes, reached through the Worker's entry (src/index.ts) only when BENCH_BARE_ROUTE is
+ * "1" (set by `npm run bench:api` and `npm run bench:speed`, never in wrangler.toml). They are not part of
+ * the app, its route table or its OpenAPI document.
+ */
+
+/** Path of the bare route. */
 export const BARE_ROUTE_PATH = "/__bench/bare";
 
 /**
@@ -18,16 +27,19 @@ export const bareApp = new Hono().get(BARE_ROUTE_PATH, (c) => c.json({ ok: true 
 export const PIPELINE_ROUTE_PATH = "/sig/__bench/pipeline";
 
 /**
- * Registers PIPELINE_ROUTE_PATH, which answers like any unknown route unless BENCH_BARE_ROUTE is "1":
- * bench:api measures the pipeline's share of a read apart from the handler's own storage reads.
- * Not part of the OpenAPI document.
+ * The app's global middleware and the pipeline of a GET needing org:read, in front of a constant answer:
+ * bench:api measures the pipeline's share of a read apart from a handler's own storage reads.
  */
-export function registerBenchRoutes(app: App): void {
-  const benchOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
-    if (c.env.BENCH_BARE_ROUTE !== "1") throw new ProblemError("not_found", `No route GET ${PIPELINE_ROUTE_PATH}.`);
-    return next();
-  };
-  const chain = [benchOnly, ...pipelineFor(resolveRules("get", { permission: "org:read" }))];
-  for (const handler of chain) app.use(PIPELINE_ROUTE_PATH, handler);
-  app.get(PIPELINE_ROUTE_PATH, (c) => c.json({ ok: true }));
-}
+export const benchPipelineApp = new Hono<AppEnv>();
+benchPipelineApp.use("*", requestId());
+benchPipelineApp.use("*", accessLog());
+benchPipelineApp.use("*", versioning());
+for (const handler of pipelineFor(resolveRules("get", { permission: "org:read" }))) benchPipelineApp.use(PIPELINE_ROUTE_PATH, handler);
+benchPipelineApp.get(PIPELINE_ROUTE_PATH, (c) => c.json({ ok: true }));
+benchPipelineApp.onError((err, c) =>
+  renderProblem(
+    isProblemError(err) ? err : new ProblemError("internal_error", "An internal error occurred."),
+    configOf(c.env).docsUrl,
+    c.get("requestId"),
+  ),
+);
