@@ -5,8 +5,9 @@
  * the organisations taken in turn so that no tenant passes its 20/s bucket.
  *
  * workerd's clock advances only across I/O, so one request's time is what it waited on (D1, Durable
- * Objects, the service's own fetch): the bare route has little I/O and its time is coarse. bench:api is
- * the figure of record for the ratio; this section tracks it beside the pipeline stages.
+ * Objects, the service's own fetch). Under the test pool every call also pays the pool's own overhead
+ * (tens of ms on a busy machine, the bare route included), which flattens the ratios: bench:api (real
+ * HTTP to wrangler dev) is the figure of record; this section only tracks it beside the pipeline stages.
  */
 import { exports } from "cloudflare:workers";
 import { it } from "vitest";
