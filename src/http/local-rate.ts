@@ -69,16 +69,16 @@ export class LocalBucket {
   /**
    * Admits or refuses one request: locally when the estimate allows it, else through the gate. `settle`
    * is this request's own gate call; `background` keeps the later report of local spends alive after the
-   * response (ctx.waitUntil).
+   * response (ctx.waitUntil); `mayAdmitLocally` false (writes) always asks the gate.
    *
    * Gate calls of one bucket go one at a time, so the spends a call carries are charged before any later
    * request is decided. A request cannot wait on a promise another request settles (Workers refuse I/O
    * across request contexts), so a request that finds a call in flight polls every POLL_MS until it is
    * answered, then decides on the fresh estimate or makes the next call itself.
    */
-  async take(settle: Settle, background: (p: Promise<unknown>) => void): Promise<Decision> {
+  async take(settle: Settle, background: (p: Promise<unknown>) => void, mayAdmitLocally = true): Promise<Decision> {
     for (;;) {
-      if (this.admitLocally()) {
+      if (mayAdmitLocally && this.admitLocally()) {
         this.#scheduleFlush(settle, background);
         return { ok: true };
       }

@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { tenantGate, tenantGateName } from "../../durable-objects/tenant-gate-client";
+import { mayUseDirectoryCache } from "./auth";
 import type { AppEnv } from "./context";
 import { localBucket } from "./local-rate";
 import { ProblemError } from "./problem";
@@ -7,8 +8,9 @@ import type { RouteRules } from "./route";
 
 /**
  * Takes a token from the tenant's bucket for the route (api or image); 429 rate_limited when empty.
- * The isolate admits on its estimate of the bucket while it is well filled and reports the spends to the
- * tenant's gate soon after; near empty, the gate decides (src/http/local-rate.ts, docs/hot-path.md).
+ * For reads the isolate admits on its estimate of the bucket while it is well filled and reports the spends
+ * to the tenant's gate soon after; near empty, and for every write, the gate decides (src/http/local-rate.ts,
+ * docs/hot-path.md).
  */
 export function rateLimit(rules: Required<RouteRules>): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -18,6 +20,8 @@ export function rateLimit(rules: Required<RouteRules>): MiddlewareHandler<AppEnv
     const result = await localBucket(tenantGateName(org.region, org.id), bucket).take(
       (spent, want) => tenantGate(c.env, org).settle(bucket, spent, want),
       (p) => c.executionCtx.waitUntil(p),
+      // Reads may be admitted on the estimate; a write always asks the gate (and carries the reads' spends).
+      mayUseDirectoryCache(c.req.method, c.req.path),
     );
     if (!result.ok) {
       throw new ProblemError(

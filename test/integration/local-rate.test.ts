@@ -96,3 +96,21 @@ describe("rate limit on the isolate's estimate", () => {
     expect(marginOf("image")).toBe(40);
   });
 });
+
+describe("writes", () => {
+  it("always ask the gate, carrying the spends of reads admitted on the estimate", async () => {
+    const h = harness();
+    await h.take();
+    for (let i = 0; i < 3; i++) await h.take();
+    expect(h.calls()).toBe(1);
+    const write = await h.local.take(
+      (spent, want) => h.gate.settle("api", spent, want),
+      (p) => h.background.push(p),
+      false,
+    );
+    expect(write).toEqual({ ok: true });
+    // First call 50 -> 49; the write charged the three reads and took its own token (refill aside).
+    expect(await gateTokens(h.gate)).toBeLessThanOrEqual(46 + 1);
+    expect(h.local.estimate()!).toBeLessThan(47);
+  });
+});
