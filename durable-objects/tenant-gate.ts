@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../src/env";
 import { migrate, type SqlMigration } from "./sql-migrations";
+import { refilledTokens, secondsUntilToken } from "../src/domain/token-bucket";
 
 /**
  * One per tenant: the tenant's rate buckets, its idempotency records and its usage counters.
@@ -25,6 +26,17 @@ export const COUNTED_ITEM_TTL_MS = 70 * 24 * 60 * 60 * 1000;
 export const MAX_STORED_RESPONSE_BYTES = 1024 * 1024;
 
 export type TakeResult = { ok: true; remaining: number } | { ok: false; retryAfterSeconds: number };
+
+/** What settle() answers: tokens granted now, and the bucket afterwards (for an isolate's estimate). */
+export interface SettleResult {
+  granted: number;
+  /** Tokens left (negative while spends admitted by isolates are owed), as of `updatedAt`. */
+  tokens: number;
+  /** The bucket's refill clock after the call (never behind the gate's `now`). */
+  updatedAt: number;
+  /** Seconds until one token is available again; 0 while one is. */
+  retryAfterSeconds: number;
+}
 
 export interface StoredResponse {
   status: number;
@@ -120,21 +132,30 @@ export class TenantGate extends DurableObject<Env> {
 
   /** Takes one token from a bucket, refilled continuously at the bucket's rate up to its burst. */
   take(bucket: BucketName): TakeResult {
-    const { rate, burst } = BUCKETS[bucket];
+    const r = this.settle(bucket, 0, 1);
+    return r.granted === 1 ? { ok: true, remaining: Math.floor(r.tokens) } : { ok: false, retryAfterSeconds: r.retryAfterSeconds };
+  }
+
+  /**
+   * Charges `spent` tokens that an isolate has already admitted on its own estimate (src/http/local-rate.ts),
+   * then grants up to `want` more, one per waiting request, while whole tokens remain. Charged spends may
+   * take the bucket below zero: that debt delays the next requests, so over time the tenant never gets
+   * more than the rate allows.
+   */
+  settle(bucket: BucketName, spent: number, want: number): SettleResult {
+    const rule = BUCKETS[bucket];
     const now = Date.now();
     const row = this.#sql
       .exec<{ tokens: number; updated_at: number }>("SELECT tokens, updated_at FROM buckets WHERE name = ?", bucket)
       .toArray()[0];
-    const elapsed = row ? Math.max(0, now - row.updated_at) : 0;
-    const tokens = row ? Math.min(burst, row.tokens + (elapsed * rate) / 1000) : burst;
+    let tokens = row ? refilledTokens(rule, row.tokens, row.updated_at, now) : rule.burst;
     // The refill clock never runs backwards, even if the wall clock does.
     const refilledTo = row ? Math.max(row.updated_at, now) : now;
-    if (tokens >= 1) {
-      this.#sql.exec("INSERT OR REPLACE INTO buckets (name, tokens, updated_at) VALUES (?, ?, ?)", bucket, tokens - 1, refilledTo);
-      return { ok: true, remaining: Math.floor(tokens - 1) };
-    }
+    tokens -= Math.max(0, Math.floor(spent));
+    const granted = Math.max(0, Math.min(Math.floor(want), Math.floor(tokens)));
+    tokens -= granted;
     this.#sql.exec("INSERT OR REPLACE INTO buckets (name, tokens, updated_at) VALUES (?, ?, ?)", bucket, tokens, refilledTo);
-    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - tokens) / rate)) };
+    return { granted, tokens, updatedAt: refilledTo, retryAfterSeconds: tokens >= 1 ? 0 : secondsUntilToken(rule, tokens) };
   }
 
   // ---- idempotency --------------------------------------------------------------------------

@@ -70,6 +70,11 @@ export interface Env {
   WEBHOOK_SECRET_KEY?: string;
   /** The public {base_url}, for links in webhook payloads (default: the region's own address). */
   API_BASE_URL?: string;
+  /**
+   * "1" mounts GET /__bench/bare, a bare Hono route beside the API, so `npm run bench:api` compares our
+   * pipeline against the runtime alone. Set only by the benchmarks; never in wrangler.toml.
+   */
+  BENCH_BARE_ROUTE?: string;
 
   // ---- bucket drops (docs/bucket-drops.md) ----
   /** `local` (the Worker serves /s3/), `r2` (R2's S3 endpoint and event notifications), unset: 501. */

@@ -6,6 +6,7 @@ import { dispatchQueue } from "./queues/dispatch";
 import { sweepInboxes } from "./services/inbox";
 import { sweepWebhooks } from "./services/webhook-sweep";
 import { handleS3, isS3Request } from "./s3/endpoint";
+import { BARE_ROUTE_PATH, PIPELINE_ROUTE_PATH, bareApp, benchPipelineApp } from "./http/bench-bare";
 
 export { TenantGate } from "../durable-objects/tenant-gate";
 export { Job } from "../durable-objects/job";
@@ -35,8 +36,12 @@ export default {
       if (err instanceof ConfigError) return misconfigured(err, env);
       throw err;
     }
+    const url = new URL(request.url);
+    // Benchmarks only (BENCH_BARE_ROUTE): the runtime's own cost, measured through this same entry.
+    if (env.BENCH_BARE_ROUTE === "1" && url.pathname === BARE_ROUTE_PATH) return bareApp.fetch(request, env, ctx);
+    if (env.BENCH_BARE_ROUTE === "1" && url.pathname === PIPELINE_ROUTE_PATH) return benchPipelineApp.fetch(request, env, ctx);
     // The local S3 endpoint (/s3/..., or /<bucket>/...) speaks S3, not the API: it bypasses the API's middleware.
-    if (isS3Request(new URL(request.url), env)) return handleS3(request, env, ctx);
+    if (isS3Request(url, env)) return handleS3(request, env, ctx);
     return app.fetch(request, env, ctx);
   },
   async queue(batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext): Promise<void> {

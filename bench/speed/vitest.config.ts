@@ -23,6 +23,8 @@ export default defineConfig(async () => ({
           TEST_REGION_MIGRATIONS: await readD1Migrations(path.join(root, "migrations/region")),
           OPERATOR_TOKEN: "bench-operator-token",
           BUCKET_SECRET_KEY: "bench-bucket-secret-key",
+          // The bare Hono route the api section compares the API's routes with (src/http/bench-bare.ts).
+          BENCH_BARE_ROUTE: "1",
         },
         // CPU time of the workerd process and the development data sets, for the throughput benchmark.
         serviceBindings: { BENCH_HOST: benchHost },
@@ -35,6 +37,7 @@ export default defineConfig(async () => ({
       "bench/speed/live.workerd.ts",
       "bench/speed/drops.workerd.ts",
       "bench/speed/throughput.workerd.ts",
+      "bench/speed/api.workerd.ts",
     ],
     setupFiles: ["test/setup/apply-migrations.ts"],
     testTimeout: 600_000,

@@ -3,6 +3,7 @@ import type { Env } from "../env";
 import { configOf } from "../config";
 import { SESSION_TOKEN_PREFIX, parseApiKey, secretMatches } from "../domain/api-key";
 import { directory } from "../storage/directory";
+import { apiKeyRecord } from "../storage/directory-cache";
 import type { AppEnv } from "./context";
 import { PERMISSIONS, type Caller, type Permission } from "../domain/tenancy";
 import { findSession } from "../services/sessions";
@@ -62,7 +63,7 @@ export function authenticate(rules: Required<RouteRules>): MiddlewareHandler<App
       }
       caller = await authenticateSession(c.env, token);
     } else if (token.startsWith("svc_")) {
-      caller = await authenticateApiKey(c.env, token);
+      caller = await authenticateApiKey(c.env, token, mayUseDirectoryCache(c.req.method, c.req.path));
     } else if (looksLikeJwt(token)) {
       caller = await authenticateDashboardUser(c.env, token);
     } else {
@@ -82,12 +83,22 @@ export function authenticate(rules: Required<RouteRules>): MiddlewareHandler<App
   };
 }
 
-async function authenticateApiKey(env: Env, token: string): Promise<Caller> {
+/**
+ * Reads of the verification API (GET/HEAD under /sig/) may use the isolate's cached directory records
+ * (storage/directory-cache.ts). Every other request reads the directory itself, so a write never acts on
+ * a revoked key or a stale organisation, and the platform routes (keys, billing, settings) always see
+ * the directory as it is.
+ */
+export function mayUseDirectoryCache(method: string, path: string): boolean {
+  return (method === "GET" || method === "HEAD") && path.startsWith("/sig/");
+}
+
+async function authenticateApiKey(env: Env, token: string, mayUseCache: boolean): Promise<Caller> {
   const parsed = parseApiKey(token);
   if (!parsed) throw unauthorized("The API key is malformed.");
   // A key of another environment (svc_live_ sent to a test service) is simply not one of ours.
   if (parsed.env !== configOf(env).apiKeyEnv) throw unauthorized("The API key is not valid.");
-  const key = await directory(env.DIRECTORY).getApiKey(parsed.keyId);
+  const key = await apiKeyRecord(directory(env.DIRECTORY), parsed.keyId, mayUseCache);
   // Unknown id and wrong secret read the same, and both hash the secret, so neither the answer nor its
   // timing reveals which key ids exist.
   const matches = await secretMatches(parsed.secret, key?.secretHash ?? UNKNOWN_KEY_HASH);

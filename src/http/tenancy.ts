@@ -1,6 +1,8 @@
 import type { MiddlewareHandler } from "hono";
 import { recordAudit } from "../storage/audit";
 import { directory } from "../storage/directory";
+import { orgChain } from "../storage/directory-cache";
+import { mayUseDirectoryCache } from "./auth";
 import { regionStore } from "../storage/regions";
 import type { AppEnv } from "./context";
 import type { Org } from "../domain/tenancy";
@@ -29,6 +31,8 @@ export function resolveTenant(_rules: Required<RouteRules>): MiddlewareHandler<A
       });
     }
     const actingAs = requested !== undefined && requested !== "" && requested !== caller.orgId;
+    // Session tokens (the live capture) always read the directory: a suspension must close them at once.
+    const mayUseCache = mayUseDirectoryCache(c.req.method, c.req.path) && caller.kind !== "session";
 
     let chain: Org[];
     if (actingAs) {
@@ -41,13 +45,13 @@ export function resolveTenant(_rules: Required<RouteRules>): MiddlewareHandler<A
           },
         );
       }
-      chain = ORG_ID.test(requested) ? await dir.orgWithAncestors(requested) : [];
+      chain = ORG_ID.test(requested) ? await orgChain(dir, requested, mayUseCache) : [];
       // Anything that is not strictly below the caller's organisation is answered as missing.
       if (!chain.slice(1).some((o) => o.id === caller.orgId)) {
         throw new ProblemError("not_found", `The organisation ${requested} does not exist.`);
       }
     } else {
-      chain = await dir.orgWithAncestors(caller.orgId);
+      chain = await orgChain(dir, caller.orgId, mayUseCache);
       if (chain.length === 0) throw new ProblemError("unauthorized", "The credential's organisation no longer exists.");
     }
 

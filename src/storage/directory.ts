@@ -3,6 +3,7 @@ import { drizzle } from "drizzle-orm/d1";
 import type { BillingState, Org, Permission, RegionName } from "../domain/tenancy";
 import { newId } from "../domain/ids";
 import { apiKeys, orgs, type ApiKeyRow, type OrgRow } from "./schema/directory";
+import { forgetApiKey, forgetOrgs } from "./directory-cache";
 
 /** What an organisation is created with (defaults applied by the caller's schema). */
 export interface NewOrg {
@@ -145,20 +146,24 @@ export class Directory {
 
   async setSuspended(id: string, suspended: boolean): Promise<void> {
     await this.#db.update(orgs).set({ suspended }).where(eq(orgs.id, id));
+    forgetOrgs();
   }
 
   async setBilling(id: string, billing: BillingState): Promise<void> {
     await this.#db.update(orgs).set({ billing }).where(eq(orgs.id, id));
+    forgetOrgs();
   }
 
   async updateSettings(id: string, changes: { name?: string; learning?: boolean; inboxTtlSeconds?: number }): Promise<void> {
     if (Object.keys(changes).length === 0) return;
     await this.#db.update(orgs).set(changes).where(eq(orgs.id, id));
+    forgetOrgs();
   }
 
   /** Changes the organisation's pinned version (callers check the upgrade and rollback rules). */
   async setPinnedVersion(id: string, version: string): Promise<void> {
     await this.#db.update(orgs).set({ pinnedVersion: version }).where(eq(orgs.id, id));
+    forgetOrgs();
   }
 
   /** Marks the organisation as moving; false when it is already moving (or unknown). */
@@ -168,12 +173,14 @@ export class Directory {
       .set({ movingTo: to, movingSince: new Date().toISOString() })
       .where(and(eq(orgs.id, id), isNull(orgs.movingTo)))
       .run();
+    forgetOrgs();
     return res.meta.changes === 1;
   }
 
   /** Flips the home region to the move's target and ends the move. */
   async completeMove(id: string, to: RegionName): Promise<void> {
     await this.#db.update(orgs).set({ region: to, movingTo: null, movingSince: null }).where(eq(orgs.id, id));
+    forgetOrgs();
   }
 
   async insertApiKey(key: NewApiKey): Promise<ApiKeyRecord> {
@@ -214,6 +221,7 @@ export class Directory {
     if (!key.revokedAt) {
       await this.#db.update(apiKeys).set({ revokedAt: new Date().toISOString() }).where(eq(apiKeys.id, keyId));
     }
+    forgetApiKey(keyId);
     return true;
   }
 }
