@@ -1,24 +1,32 @@
-// Accuracy benchmark (issue 3, part 7), following the protocol in ../shared/design/verification.md.
+// Accuracy benchmark (issues 3 and 14), following the protocol in ../shared/design/verification.md.
 //
-//   npm run bench:accuracy -- <dataset folder> [--json FILE] [--weights shipped|cv|zmean-cv]
-//                             [--train-on <other dataset folder>] [--stride K] [--cache DIR]
+//   npm run bench:accuracy [-- <dataset folder | folder of datasets>] [--out DIR] [--stride K] [--cache DIR]
+//   npm run bench:accuracy -- <dataset folder> --weights shipped|cv|zmean-cv [--json FILE]
+//   npm run bench:accuracy -- <dataset folder> --train-on <other dataset folder> [--json FILE]
 //
 // Every image goes through the production path: decodePage (grey pixels, no metadata), the WASM core's
 // preprocessing and features, buildReferenceModel and compareToModel. Which scoring parameters score it:
+//   (default)    leave-one-dataset-out, the headline: each scored dataset is scored with parameters
+//                trained on the other datasets only (bench/lib/lodo.ts). Given one dataset, its sibling
+//                folders train; given a folder of datasets or nothing (the nearest shared/datasets), every
+//                dataset is scored in turn. Thresholds are the default policy's, never tuned. Writes
+//                <out>/accuracy-lodo-<dataset>.json (out: bench/results).
 //   shipped      src/verify/data/scoring.json (refused on a dataset whose writers trained it)
 //   cv           5-fold writer-disjoint cross-validation: each fold is scored by parameters trained on the
-//                other folds' writers; its random forgeries come from its own fold's writers
+//                other folds' writers; its random forgeries come from its own fold's writers. Secondary:
+//                the other folds share the scored dataset's scanner and script.
 //   zmean-cv     the same, with the classifier replaced by the plain mean of per-group z-scores
-//   --train-on   cross-dataset: parameters trained on all writers of another dataset
-// Default: shipped, or cv when the shipped parameters were trained on this dataset.
+//   --train-on   cross-dataset with an explicit training folder
 import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_PARAMS, type ScoringParams } from "../src/verify/calibration";
 import { DEFAULT_THRESHOLDS } from "../src/domain/policy-defaults";
 import { loadDataset, type Dataset, type Writer } from "./lib/dataset";
-import { eer, ratesAt } from "./lib/metrics";
+import { lodoParams, lodoTargets } from "./lib/lodo";
 import { loadNodeCore } from "./lib/node-core";
 import { runProtocol, type Trial } from "./lib/protocol";
+import { pct, rates, type Rates } from "./lib/rates";
 import { fitParams } from "./train/fit";
 
 const NS = [1, 3, 5, 10];
@@ -29,37 +37,6 @@ function arg(name: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
-interface Rates {
-  eer_global: number;
-  eer_writer: number;
-  far: number;
-  frr: number;
-  at: Record<string, { far: number; frr: number }>;
-}
-
-function rates(trials: Trial[], impostor: "skilled" | "random"): Rates {
-  const gen = trials.filter((t) => t.kind === "genuine").map((t) => t.score);
-  const imp = trials.filter((t) => t.kind === impostor).map((t) => t.score);
-  const writers = [...new Set(trials.map((t) => t.writer))];
-  const perWriter = writers
-    .map((w) =>
-      eer(
-        trials.filter((t) => t.writer === w && t.kind === "genuine").map((t) => t.score),
-        trials.filter((t) => t.writer === w && t.kind === impostor).map((t) => t.score),
-      ),
-    )
-    .filter((e) => !Number.isNaN(e));
-  const at: Rates["at"] = {};
-  for (const [name, t] of Object.entries(DEFAULT_THRESHOLDS)) at[name] = ratesAt(gen, imp, t);
-  return {
-    eer_global: eer(gen, imp),
-    eer_writer: perWriter.reduce((s, v) => s + v, 0) / Math.max(1, perWriter.length),
-    far: at.approve.far,
-    frr: at.approve.frr,
-    at,
-  };
-}
-
 function folds(writers: Writer[]): Writer[][] {
   // Deterministic interleaving keeps folds balanced across the index order.
   const out: Writer[][] = Array.from({ length: FOLDS }, () => []);
@@ -67,34 +44,104 @@ function folds(writers: Writer[]): Writer[][] {
   return out;
 }
 
+interface Row {
+  n: number;
+  skilled: Rates;
+  random: Rates;
+}
+
+function printTable(title: string, results: Row[]): void {
+  console.log(`\n${title}`);
+  console.log(
+    `thresholds: auto_approve ${DEFAULT_THRESHOLDS.auto_approve}, approve ${DEFAULT_THRESHOLDS.approve}, flag ${DEFAULT_THRESHOLDS.flag}`,
+  );
+  console.log("   N | skilled EER glob  (writer) | FAR@appr FRR@appr | FAR@auto FAR@flag | random EER glob (writer) | FAR@appr FRR@appr");
+  for (const r of results) {
+    const s = r.skilled,
+      q = r.random;
+    console.log(
+      `${String(r.n).padStart(4)} |        ${pct(s.eer_global)}   (${pct(s.eer_writer)}) |  ${pct(s.far)}  ${pct(s.frr)} |  ${pct(s.at.auto_approve.far)}  ${pct(s.at.flag.far)} |` +
+        `       ${pct(q.eer_global)}  (${pct(q.eer_writer)}) |  ${pct(q.far)}  ${pct(q.frr)}`,
+    );
+  }
+}
+
+const log = (s: string) => process.stderr.write(s);
+
+async function lodo(folder: string | undefined): Promise<void> {
+  const t0 = Date.now();
+  const core = loadNodeCore();
+  const coreBytes = new Uint8Array(readFileSync(fileURLToPath(new URL("../wasm/build/core.wasm", import.meta.url))));
+  const stride = Number(arg("--stride") ?? 1);
+  const cacheDir = arg("--cache");
+  const out = arg("--out") ?? fileURLToPath(new URL("./results", import.meta.url));
+  const { scored, all } = lodoTargets(folder);
+  // Training always sees every writer of the other datasets; --stride thins only the scored ones.
+  const full = new Map<string, Dataset>();
+  for (const f of all) full.set(f, await loadDataset(core, f, coreBytes, { cacheDir, log }));
+  const summary: string[] = [];
+  for (const f of scored) {
+    const ds = stride > 1 ? await loadDataset(core, f, coreBytes, { cacheDir, writerStride: stride }) : full.get(f)!;
+    const params = lodoParams(core, ds, [...full.values()]);
+    const results: Row[] = [];
+    for (const n of NS) {
+      const trials = runProtocol(core, ds.writers, ds.writers, n, params);
+      results.push({ n, skilled: rates(trials, "skilled"), random: rates(trials, "random") });
+    }
+    const label = `leave-one-dataset-out: trained on ${params.trainedOn.join(", ")} only`;
+    printTable(`${ds.name}: ${ds.writers.length} writers, ${label}`, results);
+    const file = join(out, `accuracy-lodo-${ds.name}${stride > 1 ? `-stride${stride}` : ""}.json`);
+    writeFileSync(
+      file,
+      JSON.stringify(
+        {
+          dataset: ds.name,
+          protocol: "leave-one-dataset-out",
+          trainedOn: params.trainedOn,
+          writers: ds.writers.length,
+          stride,
+          thresholds: DEFAULT_THRESHOLDS,
+          seconds_so_far: (Date.now() - t0) / 1000,
+          results,
+        },
+        null,
+        1,
+      ),
+    );
+    summary.push(file);
+  }
+  const images = [...full.values()].reduce((s, d) => s + d.images, 0);
+  console.log(
+    `\nimages decoded+extracted (not cached): ${images}; total ${((Date.now() - t0) / 1000).toFixed(0)} s; wrote ${summary.join(", ")}`,
+  );
+}
+
 async function main(): Promise<void> {
-  const folder = process.argv[2];
-  if (!folder || folder.startsWith("--")) {
+  const folder = process.argv[2] && !process.argv[2].startsWith("--") ? process.argv[2] : undefined;
+  if (!arg("--weights") && !arg("--train-on")) return lodo(folder);
+  if (!folder) {
     console.error("usage: npm run bench:accuracy -- <dataset folder> [--json FILE] [--weights shipped|cv|zmean-cv] [--train-on FOLDER]");
     process.exit(2);
   }
   const t0 = Date.now();
   const core = loadNodeCore();
   const coreBytes = new Uint8Array(readFileSync(fileURLToPath(new URL("../wasm/build/core.wasm", import.meta.url))));
-  const log = (s: string) => process.stderr.write(s);
   const stride = Number(arg("--stride") ?? 1);
   const cacheDir = arg("--cache");
   const ds = await loadDataset(core, folder, coreBytes, { writerStride: stride, cacheDir, log });
   const tLoaded = Date.now();
 
   const trainOn = arg("--train-on");
-  let mode = arg("--weights") ?? (trainOn ? "train-on" : DEFAULT_PARAMS.trainedOn.includes(ds.name) ? "cv" : "shipped");
-  if (trainOn) mode = "train-on";
+  const mode = trainOn ? "train-on" : arg("--weights")!;
   if (mode === "shipped" && DEFAULT_PARAMS.trainedOn.includes(ds.name)) {
-    console.error(`the shipped parameters were trained on ${ds.name}'s writers: use --weights cv or --train-on`);
+    console.error(`the shipped parameters were trained on ${ds.name}'s writers: leave out --weights, or use --weights cv or --train-on`);
     process.exit(2);
   }
 
   let other: Dataset | undefined;
   if (trainOn) other = await loadDataset(core, trainOn, coreBytes, { cacheDir, log });
 
-  const results = [];
-  const paramsUsed: string[] = [];
+  const results: Row[] = [];
   for (const n of NS) {
     let trials: Trial[] = [];
     if (mode === "shipped") {
@@ -115,23 +162,9 @@ async function main(): Promise<void> {
     results.push({ n, skilled: rates(trials, "skilled"), random: rates(trials, "random") });
     log(`N=${n} done (${((Date.now() - t0) / 1000).toFixed(0)} s)\n`);
   }
-  void paramsUsed;
 
-  const pct = (v: number) => (100 * v).toFixed(1).padStart(5) + "%";
   const label = mode === "train-on" ? `trained on ${other!.name}` : mode;
-  console.log(`\n${ds.name}: ${ds.writers.length} writers, scoring parameters: ${label}`);
-  console.log(
-    `thresholds: auto_approve ${DEFAULT_THRESHOLDS.auto_approve}, approve ${DEFAULT_THRESHOLDS.approve}, flag ${DEFAULT_THRESHOLDS.flag}`,
-  );
-  console.log("   N | skilled EER glob  (writer) | FAR@appr FRR@appr | FAR@auto FAR@flag | random EER glob (writer) | FAR@appr FRR@appr");
-  for (const r of results) {
-    const s = r.skilled,
-      q = r.random;
-    console.log(
-      `${String(r.n).padStart(4)} |        ${pct(s.eer_global)}   (${pct(s.eer_writer)}) |  ${pct(s.far)}  ${pct(s.frr)} |  ${pct(s.at.auto_approve.far)}  ${pct(s.at.flag.far)} |` +
-        `       ${pct(q.eer_global)}  (${pct(q.eer_writer)}) |  ${pct(q.far)}  ${pct(q.frr)}`,
-    );
-  }
+  printTable(`${ds.name}: ${ds.writers.length} writers, scoring parameters: ${label}`, results);
   const secs = (Date.now() - t0) / 1000;
   console.log(
     `images decoded+extracted: ${ds.images}${other ? ` + ${other.images}` : ""}, mean extract ${(ds.extractMs / Math.max(1, ds.images)).toFixed(2)} ms; load ${((tLoaded - t0) / 1000).toFixed(0)} s; total ${secs.toFixed(0)} s`,
