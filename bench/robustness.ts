@@ -198,7 +198,7 @@ async function main(): Promise<void> {
       );
     }
     printTable(
-      `${ds.name}: ${ds.writers.length} writers${stride > 1 ? ` (every ${stride}th)` : ""}, leave-one-dataset-out: trained on ${params.trainedOn.join(", ")} only`,
+      `${ds.name}: ${ds.writers.length} writers${stride > 1 ? ` (1 in ${stride})` : ""}, leave-one-dataset-out: trained on ${params.trainedOn.join(", ")} only`,
       rows,
     );
     const seconds = (Date.now() - tDs) / 1000;
