@@ -3,6 +3,12 @@
 //   npm run bench:accuracy [-- <dataset folder | folder of datasets>] [--out DIR] [--stride K] [--cache DIR]
 //   npm run bench:accuracy -- <dataset folder> --weights shipped|cv|zmean-cv [--json FILE]
 //   npm run bench:accuracy -- <dataset folder> --train-on <other dataset folder> [--json FILE]
+//   npm run bench:accuracy -- <dataset folder> --page a4-jpeg [--weights ...] [--json FILE]
+//
+// --page a4-jpeg: every image is signed onto a printed form, scanned as a 300 dpi JPEG, and its features
+// are taken from the crop the pipeline locates (bench/lib/a4-page.ts), once with the page decoded whole and
+// once with the scaled decode, from the same pages: both tables, and the shift between them, are printed.
+// It runs the explicit modes below (default cv, or shipped on a dataset the shipped parameters did not see).
 //
 // Every image goes through the production path: decodePage (grey pixels, no metadata), the WASM core's
 // preprocessing and features, buildReferenceModel and compareToModel. Which scoring parameters score it:
@@ -18,15 +24,19 @@
 //   zmean-cv     the same, with the classifier replaced by the plain mean of per-group z-scores
 //   --train-on   cross-dataset with an explicit training folder
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_PARAMS, type ScoringParams } from "../src/verify/calibration";
 import { DEFAULT_THRESHOLDS } from "../src/domain/policy-defaults";
-import { loadDataset, type Dataset, type Writer } from "./lib/dataset";
+import { join } from "node:path";
+import { decodePage } from "../src/verify/decode/index";
+import { extractFeatures, type SignatureFeatures } from "../src/verify/features";
+import type { Raster } from "../src/verify/types";
+import { loadDataset, type Dataset, type Sample, type Writer } from "./lib/dataset";
 import { lodoParams, lodoTargets } from "./lib/lodo";
 import { loadNodeCore } from "./lib/node-core";
 import { runProtocol, type Trial } from "./lib/protocol";
 import { pct, rates, type Rates } from "./lib/rates";
+import { throughA4Page } from "./lib/a4-page";
 import { fitParams } from "./train/fit";
 
 const NS = [1, 3, 5, 10];
@@ -118,9 +128,11 @@ async function lodo(folder: string | undefined): Promise<void> {
 
 async function main(): Promise<void> {
   const folder = process.argv[2] && !process.argv[2].startsWith("--") ? process.argv[2] : undefined;
-  if (!arg("--weights") && !arg("--train-on")) return lodo(folder);
+  if (!arg("--weights") && !arg("--train-on") && !arg("--page")) return lodo(folder);
   if (!folder) {
-    console.error("usage: npm run bench:accuracy -- <dataset folder> [--json FILE] [--weights shipped|cv|zmean-cv] [--train-on FOLDER]");
+    console.error(
+      "usage: npm run bench:accuracy -- <dataset folder> [--json FILE] [--weights shipped|cv|zmean-cv] [--train-on FOLDER] [--page a4-jpeg]",
+    );
     process.exit(2);
   }
   const t0 = Date.now();
@@ -128,50 +140,137 @@ async function main(): Promise<void> {
   const coreBytes = new Uint8Array(readFileSync(fileURLToPath(new URL("../wasm/build/core.wasm", import.meta.url))));
   const stride = Number(arg("--stride") ?? 1);
   const cacheDir = arg("--cache");
-  const ds = await loadDataset(core, folder, coreBytes, { writerStride: stride, cacheDir, log });
+  const pageMode = arg("--page");
+  if (pageMode !== undefined && pageMode !== "a4-jpeg") throw new Error(`unknown --page ${pageMode}`);
+  // With --page: both decode modes from the same JPEG pages; the scaled mode's features go through
+  // loadDataset, the whole-page mode's are kept aside and make a second copy of the dataset.
+  const counts = { scaled: { located: 0, missed: 0 }, whole: { located: 0, missed: 0 } };
+  const wholeFeatures = new Map<string, SignatureFeatures>();
+  const extract = pageMode
+    ? {
+        tag: "a4-jpeg",
+        pixels: async (raster: Raster, path: string) => {
+          const o = await throughA4Page(raster, ["whole", "scaled"]);
+          for (const m of ["whole", "scaled"] as const) counts[m][o[m]!.located ? "located" : "missed"]++;
+          wholeFeatures.set(path, extractFeatures(core, o.whole!.crop));
+          return o.scaled!.crop;
+        },
+      }
+    : undefined;
+  // Page runs are not cached: both modes must come from the same pages, decoded in this run.
+  const ds = await loadDataset(core, folder, coreBytes, { writerStride: stride, cacheDir: pageMode ? undefined : cacheDir, log, extract });
+  const variants: { name: string; ds: Dataset }[] = [];
+  if (pageMode) {
+    // The kept rasters (synthetic variants for small models) of the whole-page copy: its own crops.
+    const writers: Writer[] = [];
+    for (const w of ds.writers) {
+      const copy = async (s: Sample): Promise<Sample> => {
+        const features = wholeFeatures.get(s.path);
+        if (!features) throw new Error(`no whole-page features for ${s.path}`);
+        if (!s.raster) return { path: s.path, features };
+        const decoded = await decodePage(new Uint8Array(readFileSync(join(ds.folder, s.path))), 0);
+        return { path: s.path, features, raster: (await throughA4Page(decoded, ["whole"])).whole!.crop };
+      };
+      writers.push({ id: w.id, genuine: await Promise.all(w.genuine.map(copy)), forgeries: await Promise.all(w.forgeries.map(copy)) });
+    }
+    variants.push({ name: "whole", ds: { ...ds, writers } }, { name: "scaled", ds });
+  } else variants.push({ name: "", ds });
   const tLoaded = Date.now();
 
   const trainOn = arg("--train-on");
-  const mode = trainOn ? "train-on" : arg("--weights")!;
+  let mode = arg("--weights") ?? (trainOn ? "train-on" : DEFAULT_PARAMS.trainedOn.includes(ds.name) ? "cv" : "shipped");
+  if (trainOn) mode = "train-on";
   if (mode === "shipped" && DEFAULT_PARAMS.trainedOn.includes(ds.name)) {
-    console.error(`the shipped parameters were trained on ${ds.name}'s writers: leave out --weights, or use --weights cv or --train-on`);
+    console.error(`the shipped parameters were trained on ${ds.name}'s writers: use --weights cv or --train-on`);
     process.exit(2);
   }
 
   let other: Dataset | undefined;
   if (trainOn) other = await loadDataset(core, trainOn, coreBytes, { cacheDir, log });
 
-  const results: Row[] = [];
-  for (const n of NS) {
-    let trials: Trial[] = [];
-    if (mode === "shipped") {
-      trials = runProtocol(core, ds.writers, ds.writers, n, DEFAULT_PARAMS);
-    } else if (mode === "train-on") {
-      const p = fitCached(core, other!.writers, [other!.name], "lr");
-      trials = runProtocol(core, ds.writers, ds.writers, n, p);
-    } else if (mode === "cv" || mode === "zmean-cv") {
-      const fs = folds(ds.writers);
-      fs.forEach((fold, i) => {
-        const train = fs.filter((_, j) => j !== i).flat();
-        const p = fitCached(core, train, [`${ds.name}#cv${i}`], mode === "cv" ? "lr" : "zmean");
-        trials.push(...runProtocol(core, fold, fold, n, p));
-      });
-    } else {
-      throw new Error(`unknown --weights ${mode}`);
+  const evaluate = (d: Dataset, variant: string) => {
+    const results = [];
+    // Parameters fitted on one variant's features are never reused for the other's.
+    const tag = variant ? `[${variant}]` : "";
+    for (const n of NS) {
+      let trials: Trial[] = [];
+      if (mode === "shipped") {
+        trials = runProtocol(core, d.writers, d.writers, n, DEFAULT_PARAMS);
+      } else if (mode === "train-on") {
+        const p = fitCached(core, other!.writers, [other!.name], "lr");
+        trials = runProtocol(core, d.writers, d.writers, n, p);
+      } else if (mode === "cv" || mode === "zmean-cv") {
+        const fs = folds(d.writers);
+        fs.forEach((fold, i) => {
+          const train = fs.filter((_, j) => j !== i).flat();
+          const p = fitCached(core, train, [`${d.name}${tag}#cv${i}`], mode === "cv" ? "lr" : "zmean");
+          trials.push(...runProtocol(core, fold, fold, n, p));
+        });
+      } else {
+        throw new Error(`unknown --weights ${mode}`);
+      }
+      results.push({ n, skilled: rates(trials, "skilled"), random: rates(trials, "random") });
+      log(`${variant ? `${variant}: ` : ""}N=${n} done (${((Date.now() - t0) / 1000).toFixed(0)} s)\n`);
     }
-    results.push({ n, skilled: rates(trials, "skilled"), random: rates(trials, "random") });
-    log(`N=${n} done (${((Date.now() - t0) / 1000).toFixed(0)} s)\n`);
-  }
+    return results;
+  };
+  const evaluated = variants.map((v) => ({ name: v.name, results: evaluate(v.ds, v.name) }));
 
   const label = mode === "train-on" ? `trained on ${other!.name}` : mode;
-  printTable(`${ds.name}: ${ds.writers.length} writers, scoring parameters: ${label}`, results);
+  for (const { name, results } of evaluated) {
+    console.log(`\n${ds.name}: ${ds.writers.length} writers, scoring parameters: ${label}`);
+    if (pageMode) {
+      const c = counts[name as "whole" | "scaled"];
+      console.log(
+        `through a 300 dpi JPEG form page (${name} decode): signature located on ${c.located} page(s), missed on ${c.missed} (those use the known box)`,
+      );
+    }
+    console.log(
+      `thresholds: auto_approve ${DEFAULT_THRESHOLDS.auto_approve}, approve ${DEFAULT_THRESHOLDS.approve}, flag ${DEFAULT_THRESHOLDS.flag}`,
+    );
+    console.log("   N | skilled EER glob  (writer) | FAR@appr FRR@appr | FAR@auto FAR@flag | random EER glob (writer) | FAR@appr FRR@appr");
+    for (const r of results) {
+      const s = r.skilled,
+        q = r.random;
+      console.log(
+        `${String(r.n).padStart(4)} |        ${pct(s.eer_global)}   (${pct(s.eer_writer)}) |  ${pct(s.far)}  ${pct(s.frr)} |  ${pct(s.at.auto_approve.far)}  ${pct(s.at.flag.far)} |` +
+          `       ${pct(q.eer_global)}  (${pct(q.eer_writer)}) |  ${pct(q.far)}  ${pct(q.frr)}`,
+      );
+    }
+  }
+  let largestShift = 0;
+  if (evaluated.length === 2) {
+    // The scaled decode against the whole-page decode: every rate of every N, in points.
+    const [a, b] = evaluated;
+    const shifts: string[] = [];
+    a.results.forEach((ra, i) => {
+      const rb = b.results[i];
+      for (const kind of ["skilled", "random"] as const) {
+        for (const key of ["eer_global", "eer_writer", "far", "frr"] as const) {
+          const d = 100 * (rb[kind][key] - ra[kind][key]);
+          if (!Number.isNaN(d)) largestShift = Math.max(largestShift, Math.abs(d));
+          if (key.startsWith("eer")) shifts.push(`N=${ra.n} ${kind} ${key}: ${d >= 0 ? "+" : ""}${d.toFixed(2)}`);
+        }
+      }
+    });
+    console.log(`\nscaled decode minus whole-page decode, in points:\n  ${shifts.join("\n  ")}`);
+    console.log(`largest shift of any EER, FAR or FRR: ${largestShift.toFixed(2)} points`);
+  }
   const secs = (Date.now() - t0) / 1000;
   console.log(
     `images decoded+extracted: ${ds.images}${other ? ` + ${other.images}` : ""}, mean extract ${(ds.extractMs / Math.max(1, ds.images)).toFixed(2)} ms; load ${((tLoaded - t0) / 1000).toFixed(0)} s; total ${secs.toFixed(0)} s`,
   );
   const json = arg("--json");
   if (json) {
-    writeFileSync(json, JSON.stringify({ dataset: ds.name, weights: label, seconds: secs, results }, null, 1));
+    const body = pageMode
+      ? {
+          page: pageMode,
+          located: counts,
+          largest_shift_points: largestShift,
+          results: Object.fromEntries(evaluated.map((e) => [e.name, e.results])),
+        }
+      : { results: evaluated[0].results };
+    writeFileSync(json, JSON.stringify({ dataset: ds.name, weights: label, stride, seconds: secs, ...body }, null, 1));
   }
 }
 

@@ -69,6 +69,11 @@ export interface LoadOptions {
   /** Cache feature vectors under this folder, keyed by the core's bytes and the image's bytes. */
   cacheDir?: string;
   log?: (s: string) => void;
+  /**
+   * The pixels the features are taken from, given the decoded image (default: the image itself). `tag`
+   * names it in the cache file, so features of different paths are never mixed up.
+   */
+  extract?: { tag: string; pixels: (raster: Raster, path: string) => Promise<Raster> };
 }
 
 export async function loadDataset(core: Core, folder: string, coreBytes: Uint8Array, opts: LoadOptions = {}): Promise<Dataset> {
@@ -86,7 +91,8 @@ export async function loadDataset(core: Core, folder: string, coreBytes: Uint8Ar
   if (opts.writerStride && opts.writerStride > 1) writers = writers.filter((_, i) => i % opts.writerStride! === 0);
 
   const coreHash = createHash("sha256").update(coreBytes).digest("hex").slice(0, 16);
-  const cacheFile = opts.cacheDir ? join(opts.cacheDir, `${basename(dir)}-${coreHash}.json`) : undefined;
+  const tag = opts.extract ? `-${opts.extract.tag}` : "";
+  const cacheFile = opts.cacheDir ? join(opts.cacheDir, `${basename(dir)}${tag}-${coreHash}.json`) : undefined;
   const cache: Record<string, SignatureFeatures> = cacheFile && existsSync(cacheFile) ? JSON.parse(readFileSync(cacheFile, "utf8")) : {};
   let images = 0;
   let extractMs = 0;
@@ -100,7 +106,8 @@ export async function loadDataset(core: Core, folder: string, coreBytes: Uint8Ar
         continue;
       }
       const bytes = new Uint8Array(readFileSync(join(dir, s.path)));
-      const raster = await decodePage(bytes, 0);
+      const decoded = await decodePage(bytes, 0);
+      const raster = opts.extract ? await opts.extract.pixels(decoded, s.path) : decoded;
       if (cached) {
         s.features = cached;
       } else {

@@ -4,21 +4,26 @@
  *   - a 640 px phone-photo preview frame,
  *   - one comparison against 10 references, and the WASM distance kernels against plain TypeScript.
  * Targets (issue 3): A4 pipeline <= 1 s median; one comparison vs 10 references <= 10 ms;
- * a 640 px frame (quality + locating) <= 50 ms.
+ * a 640 px frame (quality + locating) <= 50 ms. Issue 15: the A4 pipeline <= 100 ms.
+ *
+ * The A4 stages are measured twice, interleaved sample by sample so machine noise hits both alike: the
+ * page decoded whole (scaledDecode: false, the path before issue 15) and the scaled path (the page at 1/3
+ * through the scaled IDCT, the located box decoded again at full resolution). Besides the table, one
+ * `BENCH_JSON {"section":"pipeline","rows":[...]}` line carries every row for scripts/bench-speed.mjs.
  */
 import { it } from "vitest";
 import { DEFAULT_QUALITY_FLOOR, DEFAULT_THRESHOLDS } from "../../src/domain/policy-defaults";
 import { compareToModel } from "../../src/verify/compare";
 import { getCore } from "../../src/verify/core-module";
-import { openDocument } from "../../src/verify/decode";
+import { openDocument, type ScaledPage } from "../../src/verify/decode";
 import { extractFeatures, featureVector } from "../../src/verify/features";
 import { groupDistancesTs } from "../../src/verify/kernels-ts";
 import { locateSignatures } from "../../src/verify/locate";
 import { buildReferenceModel } from "../../src/verify/model";
-import { analyseDocument, checkDocument } from "../../src/verify/pipeline";
+import { analyseDocument, checkDocument, pageDecodeScale } from "../../src/verify/pipeline";
 import { analyseFrame } from "../../src/verify/pipeline-frame";
 import { assessQuality } from "../../src/verify/quality";
-import { cropRaster } from "../../src/verify/render";
+import { cropRaster, paddedBox } from "../../src/verify/render";
 import { encodeJpeg, makeWriter, photoOf, renderForm, renderSignature, signatureBoxes } from "../../test/fixtures/generator";
 
 const RUNS = 9;
@@ -51,9 +56,45 @@ async function measure(fn: () => unknown, runs = RUNS): Promise<number> {
   return median(xs);
 }
 
-const rows: [string, number | string, string][] = [];
-function report(name: string, ms: number | string, target = "") {
-  rows.push([name, ms, target]);
+/** Two ways of doing one stage, sampled alternately (A, B, A, B, ...): the medians of each. */
+async function measurePair(a: () => unknown, b: () => unknown, runs = RUNS): Promise<[number, number]> {
+  await a();
+  await b();
+  const xa: number[] = [];
+  const xb: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    xa.push(await sample(a));
+    xb.push(await sample(b));
+  }
+  return [median(xa), median(xb)];
+}
+
+interface Row {
+  stage: string;
+  /** Median milliseconds (null when the stage failed). */
+  ms: number | null;
+  /** For the A4 stages: the same stage with the page decoded whole, measured interleaved with `ms`. */
+  whole_page_ms?: number;
+  /** whole_page_ms / ms. */
+  speedup?: number;
+  target?: string;
+  error?: string;
+}
+
+const rows: Row[] = [];
+function report(name: string, ms: number | string, target = "", wholePageMs?: number) {
+  const row: Row = { stage: name, ms: typeof ms === "number" ? round4(ms) : null };
+  if (typeof ms === "string") row.error = ms;
+  if (wholePageMs !== undefined && typeof ms === "number") {
+    row.whole_page_ms = round4(wholePageMs);
+    row.speedup = round4(wholePageMs / ms);
+  }
+  if (target) row.target = target;
+  rows.push(row);
+}
+
+function round4(v: number): number {
+  return Math.round(v * 10000) / 10000;
 }
 
 /** A stage that fails (say, scoring data out of step with the code) is reported, not fatal to the rest. */
@@ -87,32 +128,61 @@ it("speed", async () => {
   // A phone held over the signing area of the form: a 4:3 part of the page, 640 x 480.
   const frame = encodeJpeg(photoOf(cropRaster(form.raster, { x: 200, y: 2000, w: 2010, h: 1508 }), { width: 640, seed: 2 }), 85);
 
-  // A4 scan, stage by stage (each stage on the previous stage's output).
+  // A4 scan, stage by stage (each stage on the previous stage's output), whole page against scaled page.
   const page = await (await openDocument(a4)).decodePage(0);
+  const scaled: ScaledPage = await (await openDocument(a4)).decodePageScaled(0, pageDecodeScale);
+  const source = { scale: scaled.scale, width: scaled.width, height: scaled.height };
   const found = locateSignatures([page], { inputType: "scan" });
+  const foundScaled = locateSignatures([scaled.raster], { inputType: "scan", scaled: source });
+  const sigBox = foundScaled[0]?.box ?? box;
   const crop = cropRaster(page, found[0]?.box ?? box);
   const f = extractFeatures(core, crop);
-  report(`A4 300 dpi JPEG (${a4.length} B, 2480x3508): decode`, await measure(async () => (await openDocument(a4)).decodePage(0)));
-  report("A4: quality (page)", await measure(() => assessQuality(page, { inputType: "scan", kind: "page" })));
-  report("A4: locate", await measure(() => locateSignatures([page], { inputType: "scan" })));
+  const a4Name = `A4 300 dpi JPEG (${a4.length} B, 2480x3508)`;
+  const pair = async (name: string, whole: () => unknown, fast: () => unknown, target = "") => {
+    const [w, s] = await measurePair(whole, fast);
+    report(name, s, target, w);
+  };
+  await pair(
+    `${a4Name}: decode (1/${scaled.scale} scale; whole page)`,
+    async () => (await openDocument(a4)).decodePage(0),
+    async () => (await openDocument(a4)).decodePageScaled(0, pageDecodeScale),
+  );
+  await pair(
+    "A4: quality (page)",
+    () => assessQuality(page, { inputType: "scan", kind: "page" }),
+    () => assessQuality(scaled.raster, { inputType: "scan", kind: "page", source }),
+  );
+  await pair(
+    "A4: locate",
+    () => locateSignatures([page], { inputType: "scan" }),
+    () => locateSignatures([scaled.raster], { inputType: "scan", scaled: source }),
+  );
+  await pair(
+    "A4: crop of the located box, padded (full resolution)",
+    () => cropRaster(page, paddedBox(sigBox, page)),
+    () => scaled.crop(paddedBox(sigBox, scaled)),
+  );
   report("A4: features (one signature)", await measure(() => extractFeatures(core, crop)));
   await attempt("A4: compare (10 references)", () => measure(() => compareToModel(core, f, model)));
-  await attempt(
-    "A4: whole pipeline (checkDocument, incl. crop PNG)",
-    () => measure(() => checkDocument(core, a4, model, policy, { inputType: "scan" })),
-    "<= 1000 ms",
-  );
-  if (!cmpOk) {
-    // Without a working comparison, the pipeline up to the features: what checkDocument runs before comparing.
-    report(
-      "A4: pipeline up to features (decode, quality, locate, crop PNG, features)",
-      await measure(async () => {
-        const a = await analyseDocument(a4, { inputType: "scan", qualityFloor: DEFAULT_QUALITY_FLOOR });
-        for (const c of a.crops) extractFeatures(core, c);
-      }),
-      "<= 1000 ms",
+  if (cmpOk) {
+    await pair(
+      "A4: whole pipeline (checkDocument, incl. crop PNG)",
+      () => checkDocument(core, a4, model, policy, { inputType: "scan", scaledDecode: false }),
+      () => checkDocument(core, a4, model, policy, { inputType: "scan" }),
+      "<= 100 ms",
     );
+  } else {
+    // Without a working comparison, the pipeline up to the features: what checkDocument runs before comparing.
+    const upTo = (scaledDecode: boolean) => async () => {
+      const a = await analyseDocument(a4, { inputType: "scan", qualityFloor: DEFAULT_QUALITY_FLOOR, scaledDecode });
+      for (const c of a.crops) extractFeatures(core, c);
+    };
+    await pair("A4: pipeline up to features (decode, quality, locate, crop PNG, features)", upTo(false), upTo(true), "<= 100 ms");
   }
+  // The stage timings checkDocument records itself (spec'd in the check's timings), from one run after
+  // the warm-up above: where the pipeline's time goes, decode including the full-resolution crop.
+  const timed = await checkDocument(core, a4, model, policy, { inputType: "scan" }).catch(() => null);
+  if (timed) for (const [stage, ms] of Object.entries(timed.timings)) report(`A4: checkDocument timings (one run): ${stage}`, ms);
 
   // A 640 px photo frame: what the live capture guide does per frame.
   const framePage = await (await openDocument(frame)).decodePage(0);
@@ -144,12 +214,18 @@ it("speed", async () => {
   report(`distance kernels vs 10 refs (${core.featureLength} floats), WASM SIMD`, wasm);
   report("distance kernels vs 10 refs, plain TypeScript", ts);
 
-  const lines = ["", "Countersign speed benchmark (workerd, medians)", ""];
-  for (const [name, ms, target] of rows) {
-    lines.push(
-      typeof ms === "number" ? `${name.padEnd(66)} ${ms.toFixed(ms < 1 ? 4 : 1).padStart(9)} ms  ${target}` : `${name.padEnd(66)} ${ms}`,
-    );
+  report("WASM kernels speed-up over TypeScript (x)", ts / wasm);
+
+  const lines = ["", "Countersign speed benchmark (workerd, medians; A4 rows: scaled page, whole page, ratio)", ""];
+  for (const r of rows) {
+    if (r.ms === null) {
+      lines.push(`${r.stage.padEnd(66)} ${r.error}`);
+      continue;
+    }
+    const fmt = (v: number) => v.toFixed(v < 1 ? 4 : 1).padStart(9);
+    const whole = r.whole_page_ms !== undefined ? `  whole page ${fmt(r.whole_page_ms)} ms  x${(r.speedup ?? 0).toFixed(2)}` : "";
+    lines.push(`${r.stage.padEnd(66)} ${fmt(r.ms)} ${r.stage.endsWith("(x)") ? "x " : "ms"}${whole}  ${r.target ?? ""}`);
   }
-  lines.push(`${"WASM kernels speed-up over TypeScript".padEnd(66)} ${(ts / wasm).toFixed(1).padStart(9)} x`);
   console.log(lines.join("\n"));
+  console.log(`BENCH_JSON ${JSON.stringify({ section: "pipeline", rows })}`);
 });

@@ -6,6 +6,7 @@ import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import { awsSdkXmlParser } from "../../test/setup/aws-sdk-xml-plugin";
+import { benchHost } from "./bench-host";
 
 const root = path.join(import.meta.dirname, "..", "..");
 
@@ -23,11 +24,18 @@ export default defineConfig(async () => ({
           OPERATOR_TOKEN: "bench-operator-token",
           BUCKET_SECRET_KEY: "bench-bucket-secret-key",
         },
+        // CPU time of the workerd process and the development data sets, for the throughput benchmark.
+        serviceBindings: { BENCH_HOST: benchHost },
       },
     }),
   ],
   test: {
-    include: ["bench/speed/speed.workerd.ts", "bench/speed/live.workerd.ts", "bench/speed/drops.workerd.ts"],
+    include: [
+      "bench/speed/speed.workerd.ts",
+      "bench/speed/live.workerd.ts",
+      "bench/speed/drops.workerd.ts",
+      "bench/speed/throughput.workerd.ts",
+    ],
     setupFiles: ["test/setup/apply-migrations.ts"],
     testTimeout: 600_000,
     hookTimeout: 600_000,

@@ -1,7 +1,9 @@
 import type { Env } from "../env";
 import { directory } from "../storage/directory";
 import { regionStore } from "../storage/regions";
-import { giveUpItem, runItem, type CheckContext, type CheckMessage } from "../services/checks";
+import { giveUpItem, type CheckContext, type CheckMessage } from "../services/checks";
+import { BATCH_CONCURRENCY, runItems } from "../services/check-batch";
+import { concurrencyGate } from "../util/map-limited";
 import { liveCheckEngine } from "../services/check-engine-live";
 import { backoffSeconds } from "./retry";
 import { logError } from "../util/log";
@@ -22,11 +24,17 @@ async function contextFor(env: Env, orgId: string): Promise<CheckContext | "gone
 }
 
 /**
- * The check queue's consumer: one item per message. Delivery is at least once, and a consumer may die
- * mid-item; runItem stores an item's outcome once and settles it idempotently, so a redelivered
- * message neither doubles the results nor the usage, and the job completes exactly once.
+ * The check queue's consumer: one item per message, a batch's items run together. Messages are
+ * grouped by organisation (its context is read once) and by job (runItems: one read of the job and its
+ * items, one store and one settle for all of them), and the jobs of a batch run concurrently.
+ * Delivery is at least once, and a consumer may die mid-item; an item's outcome is stored once and
+ * settled idempotently, so a redelivered message neither doubles the results nor the usage, and the
+ * job completes exactly once. Each message is acked or retried on its own item's fate.
  */
 export async function consumeChecks(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const byOrg = new Map<string, Map<string, Message<unknown>[]>>();
+  // One bound on the items in flight for the whole batch, whichever jobs they belong to.
+  const gate = concurrencyGate(BATCH_CONCURRENCY);
   for (const message of batch.messages) {
     const msg = message.body;
     if (!isCheckMessage(msg)) {
@@ -34,23 +42,59 @@ export async function consumeChecks(batch: MessageBatch<unknown>, env: Env): Pro
       message.ack();
       continue;
     }
-    try {
-      const ctx = await contextFor(env, msg.orgId);
-      if (ctx === "gone") {
-        message.ack();
-        continue;
-      }
-      if (ctx === "moving") {
-        message.retry({ delaySeconds: 30 });
-        continue;
-      }
-      await runItem(ctx, msg.jobId, msg.index);
-      message.ack();
-    } catch (err) {
-      logError("check item failed; retrying", err, { queue: batch.queue, message_id: message.id, attempts: message.attempts, body: msg });
-      message.retry({ delaySeconds: backoffSeconds(message.attempts) });
-    }
+    const jobs = byOrg.get(msg.orgId) ?? new Map<string, Message<unknown>[]>();
+    byOrg.set(msg.orgId, jobs);
+    jobs.set(msg.jobId, [...(jobs.get(msg.jobId) ?? []), message]);
   }
+  const retry = (message: Message<unknown>, err: unknown) => {
+    logError("check item failed; retrying", err, {
+      queue: batch.queue,
+      message_id: message.id,
+      attempts: message.attempts,
+      body: message.body,
+    });
+    message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+  };
+  const runOrg = async (orgId: string, jobs: Map<string, Message<unknown>[]>) => {
+    const all = [...jobs.values()].flat();
+    let ctx: Awaited<ReturnType<typeof contextFor>>;
+    try {
+      ctx = await contextFor(env, orgId);
+    } catch (err) {
+      for (const m of all) retry(m, err);
+      return;
+    }
+    if (ctx === "gone") {
+      for (const m of all) m.ack();
+      return;
+    }
+    if (ctx === "moving") {
+      for (const m of all) m.retry({ delaySeconds: 30 });
+      return;
+    }
+    const context = ctx;
+    await Promise.all(
+      [...jobs.entries()].map(async ([jobId, messages]) => {
+        try {
+          const outcome = await runItems(
+            context,
+            jobId,
+            messages.map((m) => (m.body as CheckMessage).index),
+            gate,
+          );
+          for (const m of messages) {
+            const index = (m.body as CheckMessage).index;
+            if (!outcome.has(index)) retry(m, new Error(`item ${index} was not run`));
+            else if (outcome.get(index) === undefined) m.ack();
+            else retry(m, outcome.get(index));
+          }
+        } catch (err) {
+          for (const m of messages) retry(m, err);
+        }
+      }),
+    );
+  };
+  await Promise.all([...byOrg.entries()].map(([orgId, jobs]) => runOrg(orgId, jobs)));
 }
 
 /** A check item whose message was dead-lettered: it ends with an error, so its job can finish. */

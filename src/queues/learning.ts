@@ -3,6 +3,8 @@ import { emitLearningOutcome } from "../services/webhook-emitters";
 import type { Env } from "../env";
 import { liveEngine } from "../services/engine-live";
 import { learnConfirmed, type LearnMessage } from "../services/learning";
+import { checkCrops } from "../services/check-crops";
+import { liveCheckEngine } from "../services/check-engine-live";
 import { liveLearningEngine } from "../services/learning-engine-live";
 import { directory } from "../storage/directory";
 import { regionStore } from "../storage/regions";
@@ -34,6 +36,7 @@ export async function consumeLearning(batch: MessageBatch<LearnMessage>, env: En
           store: regionStore(env, org.region),
           engine: liveEngine(),
           learner: liveLearningEngine(),
+          crops: checkCrops({ orgId: org.id, store: regionStore(env, org.region), engine: liveCheckEngine() }),
           cap: configOf(env).learning.cap,
           announce: (outcome) => emitLearningOutcome({ env, org, store: regionStore(env, org.region) }, outcome),
         },

@@ -42,6 +42,7 @@ export function liveCheckEngine(): VerificationEngine & CheckEngine {
             inputType: opts.inputType ?? undefined,
             target: opts.target ?? undefined,
             templatePages: (opts.templatePages ?? undefined) as Record<number, TemplateModel> | undefined,
+            renderCrops: opts.renderCrops ?? true,
           },
           async (e) => {
             if (e.type === "quality") {

@@ -24,9 +24,14 @@ import { cropKey, inboxExpired, inboxExpiry, inboxPrefix, inputKey, itemReferenc
 import { NotEnoughReferences } from "./check-engine-live";
 import { deletePrefix } from "../storage/files";
 import { logError } from "../util/log";
+import { webhooksRepo } from "../storage/webhooks";
+import { mapLimited } from "../util/map-limited";
 import { emitCheckCompleted, emitJobFinished } from "./webhook-emitters";
 import { loadTemplate } from "./templates";
 import { summariseBucketJob } from "./bucket-drops";
+
+/** Inbox writes of one job creation in flight at once. */
+const INBOX_WRITE_CONCURRENCY = 8;
 
 /** One message of the check queue: one item of one job. */
 export interface CheckMessage {
@@ -57,7 +62,7 @@ export interface PreparedItem {
 }
 
 /** What is stored with each item: the normalised request item and where its references are. */
-interface ItemSpec extends NormalisedItem {
+export interface ItemSpec extends NormalisedItem {
   referenceKeys: string[];
   referenceLabels: string[];
 }
@@ -164,7 +169,10 @@ export async function createJob(
     );
   }
   try {
-    for (const f of files) await ctx.store.files.put(f.key, f.bytes, { httpMetadata: { contentType: f.contentType } });
+    // Several writes in flight: a 100-item job's inputs are 100 objects, each a round trip to R2.
+    await mapLimited(files, INBOX_WRITE_CONCURRENCY, (f) =>
+      ctx.store.files.put(f.key, f.bytes, { httpMetadata: { contentType: f.contentType } }),
+    );
     await jobObject(ctx.env, orgId, args.jobId).init(orgId, args.jobId, itemRows.length);
   } catch (err) {
     logError("check inputs could not be stored", err, { job_id: args.jobId });
@@ -197,7 +205,22 @@ export interface RunOptions {
   /** Epoch ms after which the item is abandoned at the next stage (inline checks only). */
   deadline?: number;
   onEvent?: (e: CheckProgress) => void | Promise<void>;
+  /**
+   * Reference models already loaded for the items run together (a queue batch): items of one subject
+   * (or one set of per-item references) load its model once. Kept for one batch only, so a model
+   * changed since is seen by the next batch.
+   */
+  models?: Map<string, Promise<ReferenceModelOrError>>;
+  /**
+   * Render and store the crops of the located signatures now (default true: an inline caller may fetch
+   * them at once). A queued item leaves them to their first read, which renders and keeps them
+   * (services/check-crops.ts): most queued items' crops are never looked at, and rendering one costs
+   * about as much CPU as a third of the item's check.
+   */
+  renderCrops?: boolean;
 }
+
+type ReferenceModelOrError = { model: unknown; count: number } | ItemError;
 
 /**
  * Runs one item to its stored outcome and settles it. An item stored before (a redelivery, or an
@@ -254,7 +277,7 @@ export async function giveUpItem(ctx: CheckContext, jobId: string, index: number
   if (final) await settle(ctx, job, final);
 }
 
-function specOf(item: CheckItemRow): ItemSpec {
+export function specOf(item: CheckItemRow): ItemSpec {
   return JSON.parse(item.spec) as ItemSpec;
 }
 
@@ -274,23 +297,49 @@ function basicsOf(job: CheckJobRow, item: CheckItemRow, spec: ItemSpec): ItemBas
 }
 
 /** Counts an item's stored outcome everywhere it counts. Every step is idempotent. */
-async function settle(ctx: CheckContext, job: CheckJobRow, result: StoredResult): Promise<void> {
-  const completion = await jobObject(ctx.env, ctx.org.id, job.jobId).completeItem(result.item_index, result.decision !== null);
-  await countUsage(ctx.env, ctx.org, [checkId(job.jobId, result.item_index)]);
-  if (completion) await checksRepo(ctx.store.db).mirrorProgress(ctx.org.id, job.jobId, completion.state);
+function settle(ctx: CheckContext, job: CheckJobRow, result: StoredResult): Promise<void> {
+  return settleResults(ctx, job, [result]);
+}
+
+/**
+ * Counts stored outcomes of one job everywhere they count, for a whole queue batch at once: one Job DO
+ * call, one usage call, one progress mirror and one endpoint read for all of them, where one item
+ * alone would pay each. Every step is idempotent, so a redelivered batch (or a part of it) changes
+ * nothing that was counted, and the job finishes exactly once (the Job DO decides).
+ */
+export async function settleResults(ctx: CheckContext, job: CheckJobRow, results: StoredResult[]): Promise<void> {
+  if (results.length === 0) return;
+  const repo = checksRepo(ctx.store.db);
+  const completion = await jobObject(ctx.env, ctx.org.id, job.jobId).completeItems(
+    results.map((r) => ({ index: r.item_index, ok: r.decision !== null })),
+  );
+  await countUsage(
+    ctx.env,
+    ctx.org,
+    results.map((r) => checkId(job.jobId, r.item_index)),
+  );
+  const finished = completion !== null && isFinished(completion.state.status);
+  if (completion) await repo.mirrorProgress(ctx.org.id, job.jobId, completion.state);
   // A bucket drop's job writes its summary.json once finished (every delivery after that finds it written).
-  if (job.source === "bucket" && completion && isFinished(completion.state.status)) await summariseBucketJob(ctx, job.jobId);
-  if (result.subject_reference) {
-    await checksRepo(ctx.store.db).recordLastCheck(ctx.org.id, result.subject_reference, {
-      id: result.check_id,
-      decision: result.decision,
-      at: result.completed_at,
-    });
+  if (job.source === "bucket" && finished) await summariseBucketJob(ctx, job.jobId);
+  // Each subject's last check: the newest of the batch is enough (recordLastCheck never goes back in time).
+  const lastBySubject = new Map<string, StoredResult>();
+  for (const r of results) {
+    if (!r.subject_reference) continue;
+    const known = lastBySubject.get(r.subject_reference);
+    if (!known || known.completed_at <= r.completed_at) lastBySubject.set(r.subject_reference, r);
   }
-  // Webhooks: the item's outcome, and the job's once it has finished. Emitted on every settle (a
+  await Promise.all(
+    [...lastBySubject.values()].map((r) =>
+      repo.recordLastCheck(ctx.org.id, r.subject_reference!, { id: r.check_id, decision: r.decision, at: r.completed_at }),
+    ),
+  );
+  // Webhooks: each item's outcome, and the job's once it has finished. Emitted on every settle (a
   // redelivery emits the same event ids again, which no endpoint receives twice).
-  await emitCheckCompleted(ctx, result);
-  if (completion && isFinished(completion.state.status)) {
+  const enabled = await webhooksRepo(ctx.store.db).enabledEndpoints(ctx.org.id, "sig");
+  // Without an enabled endpoint publishing has no effect, so the events need not be built at all.
+  if (enabled.length > 0) for (const r of results) await emitCheckCompleted(ctx, r, enabled);
+  if (finished) {
     await emitJobFinished(ctx, { ...completion.state, source: job.source, finishedAt: completion.state.finishedAt });
   }
 }
@@ -318,7 +367,20 @@ async function referenceFeatures(ctx: CheckContext, key: string): Promise<unknow
 }
 
 /** A reference model to compare with, or the error that stops the item. */
-async function modelFor(ctx: CheckContext, spec: ItemSpec): Promise<{ model: unknown; count: number } | ItemError> {
+function modelFor(ctx: CheckContext, spec: ItemSpec, models?: RunOptions["models"]): Promise<ReferenceModelOrError> {
+  if (!models) return loadModel(ctx, spec);
+  const key = spec.referenceKeys.length > 0 ? `references:${spec.referenceKeys.join("\n")}` : `subject:${spec.subjectReference}`;
+  let model = models.get(key);
+  if (!model) {
+    model = loadModel(ctx, spec);
+    models.set(key, model);
+    // A failed load is not shared: each item that needs it tries again (and fails or retries alone).
+    model.catch(() => models.delete(key));
+  }
+  return model;
+}
+
+async function loadModel(ctx: CheckContext, spec: ItemSpec): Promise<ReferenceModelOrError> {
   if (spec.referenceKeys.length > 0) {
     const refs: { refId: string; features: unknown }[] = [];
     for (const [n, key] of spec.referenceKeys.entries()) {
@@ -346,7 +408,7 @@ async function modelFor(ctx: CheckContext, spec: ItemSpec): Promise<{ model: unk
 }
 
 /** The item's outcome: a decision, or an error. Only unexpected failures (and BudgetExceeded) throw. */
-async function evaluate(ctx: CheckContext, job: CheckJobRow, item: CheckItemRow, opts: RunOptions): Promise<StoredResult> {
+export async function evaluate(ctx: CheckContext, job: CheckJobRow, item: CheckItemRow, opts: RunOptions): Promise<StoredResult> {
   const spec = specOf(item);
   const basics = basicsOf(job, item, spec);
   const checkpoint = () => {
@@ -359,7 +421,7 @@ async function evaluate(ctx: CheckContext, job: CheckJobRow, item: CheckItemRow,
   const bytes = new Uint8Array(await obj.arrayBuffer());
 
   const policySpec = JSON.parse(job.policySpec) as PolicySpec;
-  const model = await modelFor(ctx, spec);
+  const model = await modelFor(ctx, spec, opts.models);
   checkpoint();
   if ("code" in model) return errorResult(basics, model, item.pageCount);
   if (!hasEnoughReferences(policySpec, model.count)) {
@@ -385,7 +447,7 @@ async function evaluate(ctx: CheckContext, job: CheckJobRow, item: CheckItemRow,
       bytes,
       model.model,
       { thresholds: policySpec.thresholds, quality_floor: policySpec.quality_floor },
-      { inputType: spec.inputType, target: spec.target, templatePages: template?.models ?? null },
+      { inputType: spec.inputType, target: spec.target, templatePages: template?.models ?? null, renderCrops: opts.renderCrops ?? true },
       async (e) => {
         checkpoint();
         await opts.onEvent?.(e.type === "comparing" ? { ...e, referenceCount: e.referenceCount || model.count } : e);

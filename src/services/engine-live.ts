@@ -6,6 +6,7 @@ import type { RejectionReason } from "../domain/enrolment";
 import { getCore } from "../verify/core-module";
 import { openDocument } from "../verify/decode";
 import { buildReferenceModel } from "../verify/model";
+import { estimateForgeability } from "../verify/forgeability";
 import { enrolReference } from "../verify/pipeline";
 import { fitWithin, encodeGreyPng } from "../verify/render";
 import type { SignatureFeatures } from "../verify/features";
@@ -55,9 +56,10 @@ export function liveEngine(): VerificationEngine {
       };
     },
 
-    async buildModel(refs) {
+    async buildModel(refs, opts) {
+      const core = getCore();
       const model = buildReferenceModel(
-        getCore(),
+        core,
         refs.map((r) => {
           // Rows enrolled before variant rows were stored hold the bare features.
           const stored = r.features as StoredReferenceFeatures | SignatureFeatures;
@@ -66,7 +68,11 @@ export function liveEngine(): VerificationEngine {
             : { refId: r.refId, features: stored, learned: r.learned };
         }),
       );
-      return { model, outliers: model.refs.filter((r) => r.outlier).map((r) => r.refId) };
+      return {
+        model,
+        outliers: model.refs.filter((r) => r.outlier).map((r) => r.refId),
+        forgeability: opts ? estimateForgeability(model, core.groupOffsets, opts.approveThreshold) : null,
+      };
     },
 
     async thumbnail(bytes, maxSide) {

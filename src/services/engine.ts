@@ -1,5 +1,6 @@
 import type { Box } from "../verify/types";
 import type { CheckedSignature } from "../verify/pipeline";
+import type { Forgeability } from "../verify/forgeability";
 import type { CheckPolicy } from "../domain/policy";
 import type { RejectionReason } from "../domain/enrolment";
 import type { Decision } from "../domain/policy-defaults";
@@ -28,6 +29,8 @@ export interface ReferenceModelBuild {
   model: unknown;
   /** ref_ids the model flags as outliers (kept, but not trusted). */
   outliers: string[];
+  /** How forgeable the subject is at the approve threshold asked for (src/verify/forgeability.ts); null when not asked. */
+  forgeability: Forgeability | null;
 }
 
 export interface VerificationEngine {
@@ -38,8 +41,14 @@ export interface VerificationEngine {
   inspect(bytes: Uint8Array): Promise<{ format: string; pages: number; pixels: number }>;
   /** Locates the signature on the first page that has one, judges quality, extracts features. */
   enrolReference(bytes: Uint8Array): Promise<EnrolmentAccepted | EnrolmentRejected>;
-  /** Builds the per-subject reference model from the live references' features. */
-  buildModel(refs: { refId: string; features: unknown; learned?: boolean }[]): Promise<ReferenceModelBuild>;
+  /**
+   * Builds the per-subject reference model from the live references' features; with `approveThreshold`
+   * (the policy's approve threshold), also its forgeability estimate. A check's inline references need none.
+   */
+  buildModel(
+    refs: { refId: string; features: unknown; learned?: boolean }[],
+    opts?: { approveThreshold: number },
+  ): Promise<ReferenceModelBuild>;
   /** A grey PNG of the first page, at most `maxSide` px on the long side. */
   thumbnail(bytes: Uint8Array, maxSide: number): Promise<Uint8Array>;
 }
@@ -52,6 +61,11 @@ export interface CheckDocumentOptions {
   target?: { page?: number; box?: Box } | null;
   /** A form template's stored registration models, by 1-based blank page (see services/templates.ts). */
   templatePages?: Record<number, unknown> | null;
+  /**
+   * Render each located signature's crop PNG now (default true). The queue leaves it to the first read
+   * of the crop (services/check-crops.ts), which renders it from the input and keeps it.
+   */
+  renderCrops?: boolean;
 }
 
 /**

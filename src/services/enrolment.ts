@@ -14,6 +14,7 @@ import { subjectsRepo } from "../storage/subjects";
 import { reviewsRepo } from "../storage/reviews";
 import type { ReferenceRow } from "../storage/schema/subjects";
 import type { VerificationEngine } from "./engine";
+import { forgeabilityPolicy, forgeabilityRecord, parseForgeability, type ForgeabilityRecord } from "./forgeability";
 
 export interface Upload {
   refId: string;
@@ -67,7 +68,7 @@ export async function enrolUploads(
   orgId: string,
   subjectReference: string,
   uploads: Upload[],
-): Promise<{ outcomes: ReferenceOutcome[]; queued: number }> {
+): Promise<{ outcomes: ReferenceOutcome[]; queued: number; forgeability: ForgeabilityRecord | null }> {
   // 1. Every file must be structurally readable before anything is stored.
   const formats: string[] = [];
   for (const u of uploads) {
@@ -174,7 +175,9 @@ export async function enrolUploads(
   }
 
   if (rows.some((r) => r.status === "enrolled")) await rebuildModel(deps, orgId, subjectReference);
-  return { outcomes, queued: messages.length };
+  // What the subject's live references say now; references still queued change it when they are enrolled.
+  const subject = await repo.get(orgId, subjectReference);
+  return { outcomes, queued: messages.length, forgeability: parseForgeability(subject?.forgeability) };
 }
 
 function baseRow(
@@ -215,8 +218,9 @@ function baseRow(
 }
 
 /**
- * Rebuilds and stores the reference model from the live references. The model is recorded only if
- * no other change landed meanwhile; the change that did rebuilds its own.
+ * Rebuilds and stores the reference model from the live references, with the subject's forgeability
+ * estimate at the approve threshold of the organisation's default policy (services/forgeability.ts). The
+ * model is recorded only if no other change landed meanwhile; the change that did rebuilds its own.
  */
 export async function rebuildModel(deps: Pick<EnrolDeps, "store" | "engine">, orgId: string, subjectReference: string): Promise<void> {
   const repo = subjectsRepo(deps.store.db);
@@ -230,14 +234,19 @@ export async function rebuildModel(deps: Pick<EnrolDeps, "store" | "engine">, or
     }
     return;
   }
+  const policy = await forgeabilityPolicy(deps.store.db, orgId);
   const build = await deps.engine.buildModel(
     live.map((r) => ({ refId: r.refId, features: JSON.parse(r.features!), learned: r.kind === "learned" })),
+    { approveThreshold: policy.approveThreshold },
   );
+  const forgeability = build.forgeability
+    ? JSON.stringify(forgeabilityRecord(build.forgeability, policy.ref, new Date().toISOString()))
+    : null;
   const key = modelKey(orgId, subjectReference, subject.refsRevision);
   await deps.store.files.put(key, JSON.stringify({ revision: subject.refsRevision, model: build.model }), {
     httpMetadata: { contentType: "application/json" },
   });
-  if (await repo.setModel(orgId, subjectReference, subject.refsRevision, key)) {
+  if (await repo.setModel(orgId, subjectReference, subject.refsRevision, key, forgeability)) {
     await repo.batch(
       live.map((r) => repo.setOutlierStatement(orgId, subjectReference, r.refId, build.outliers.includes(r.refId))) as never,
     );

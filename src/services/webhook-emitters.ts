@@ -11,6 +11,7 @@ import { hostOfRegion } from "../http/region";
 import { deterministicEventId } from "../domain/webhook-events";
 import type { JobStatus } from "../domain/job";
 import { subjectsRepo } from "../storage/subjects";
+import type { EndpointRow } from "../storage/webhooks";
 import { renderResult, type StoredResult } from "./check-results";
 import { publishEvent } from "./webhooks";
 import type { DropSummary } from "./bucket-drops";
@@ -29,14 +30,21 @@ export function payloadBaseUrl(env: Env, org: Org): string {
   return `https://${hostOfRegion(env, org.region) ?? "api.countersign.localhost"}`;
 }
 
-export async function emitCheckCompleted(deps: EmitDeps, result: StoredResult): Promise<void> {
+/** `enabled`: the organisation's enabled `sig` endpoints, when the caller read them already. */
+export async function emitCheckCompleted(deps: EmitDeps, result: StoredResult, enabled?: EndpointRow[]): Promise<void> {
   const id = await deterministicEventId(deps.org.id, "check.completed", result.check_id);
-  await publishEvent(deps, "sig", {
-    id,
-    type: "check.completed",
-    data: renderResult(result, payloadBaseUrl(deps.env, deps.org)),
-    at: result.completed_at,
-  });
+  await publishEvent(
+    deps,
+    "sig",
+    {
+      id,
+      type: "check.completed",
+      data: renderResult(result, payloadBaseUrl(deps.env, deps.org)),
+      at: result.completed_at,
+    },
+    undefined,
+    enabled,
+  );
 }
 
 export interface FinishedJob {

@@ -205,13 +205,15 @@ export async function publishEvent(
   product: WebhookProduct,
   event: NewEvent,
   only?: EndpointRow,
+  /** The organisation's enabled endpoints of `product`, when the caller read them already (one read per queue batch). */
+  enabled?: EndpointRow[],
 ): Promise<{ eventId: string; deliveries: DeliveryRow[]; duplicate: boolean }> {
   const kind = eventKind(event.type);
   if (!kind || !productReceives(product, event.type)) throw new Error(`${event.type} is not an event of product ${product}`);
   const repo = webhooksRepo(deps.store.db);
   const targets = only
     ? [only]
-    : (await repo.enabledEndpoints(deps.org.id, product)).filter(
+    : (enabled ?? (await repo.enabledEndpoints(deps.org.id, product))).filter(
         (e) => kind.subscribable && (JSON.parse(e.events) as string[]).includes(event.type),
       );
   if (targets.length === 0) return { eventId: event.id, deliveries: [], duplicate: false };

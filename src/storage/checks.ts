@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, isNull, lte, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, isNull, lte, sql, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { checkItems, checkJobs, type CheckItemRow, type CheckJobRow } from "./schema/checks";
 import { subjects } from "./schema/subjects";
@@ -8,6 +8,16 @@ import type { DailyDecisionCount } from "../domain/usage";
 /** `decision` filter of a results page: a decision, or ERROR for items without one. */
 export type DecisionFilter = string | "ERROR" | null;
 
+/** What finishing an item stores. */
+export interface ItemOutcome {
+  decision: string | null;
+  score: number | null;
+  billable: boolean;
+  result: string;
+  completedAt: string;
+  pageCount: number | null;
+}
+
 /** Check jobs and items in one region's D1, always scoped by organisation. */
 export function checksRepo(d1: D1Database) {
   const db = drizzle(d1);
@@ -15,6 +25,21 @@ export function checksRepo(d1: D1Database) {
   const itemScope = (orgId: string, jobId: string) => and(eq(checkItems.orgId, orgId), eq(checkItems.jobId, jobId));
   const decisionCond = (filter: DecisionFilter): SQL | undefined =>
     filter === null ? undefined : filter === "ERROR" ? isNull(checkItems.decision) : eq(checkItems.decision, filter);
+
+  const finishQuery = (orgId: string, jobId: string, index: number, outcome: ItemOutcome) =>
+    db
+      .update(checkItems)
+      .set({
+        state: "done",
+        decision: outcome.decision,
+        score: outcome.score,
+        billable: outcome.billable ? 1 : 0,
+        result: outcome.result,
+        completedAt: outcome.completedAt,
+        pageCount: outcome.pageCount,
+      })
+      .where(and(itemScope(orgId, jobId), eq(checkItems.itemIndex, index), eq(checkItems.state, "pending")))
+      .returning({ i: checkItems.itemIndex });
 
   return {
     /** Inserts a job and its items atomically; throws on an existing job id (PRIMARY KEY). */
@@ -42,6 +67,16 @@ export function checksRepo(d1: D1Database) {
       );
     },
 
+    /** Several items of a job in one query (a queue batch's), in item_index order; absent ones are left out. */
+    async items(orgId: string, jobId: string, indexes: number[]): Promise<CheckItemRow[]> {
+      if (indexes.length === 0) return [];
+      return db
+        .select()
+        .from(checkItems)
+        .where(and(itemScope(orgId, jobId), inArray(checkItems.itemIndex, indexes)))
+        .orderBy(asc(checkItems.itemIndex));
+    },
+
     /** One page of a job's finished items by item_index, after `after` (exclusive). */
     async results(
       orgId: string,
@@ -67,33 +102,19 @@ export function checksRepo(d1: D1Database) {
      * Stores an item's outcome once: only a pending item changes, so a second delivery of the same
      * item writes nothing. Returns true when this call stored it.
      */
-    async finishItem(
-      orgId: string,
-      jobId: string,
-      index: number,
-      outcome: {
-        decision: string | null;
-        score: number | null;
-        billable: boolean;
-        result: string;
-        completedAt: string;
-        pageCount: number | null;
-      },
-    ): Promise<boolean> {
-      const res = await db
-        .update(checkItems)
-        .set({
-          state: "done",
-          decision: outcome.decision,
-          score: outcome.score,
-          billable: outcome.billable ? 1 : 0,
-          result: outcome.result,
-          completedAt: outcome.completedAt,
-          pageCount: outcome.pageCount,
-        })
-        .where(and(itemScope(orgId, jobId), eq(checkItems.itemIndex, index), eq(checkItems.state, "pending")))
-        .returning({ i: checkItems.itemIndex });
-      return res.length > 0;
+    async finishItem(orgId: string, jobId: string, index: number, outcome: ItemOutcome): Promise<boolean> {
+      return (await finishQuery(orgId, jobId, index, outcome)).length > 0;
+    },
+
+    /**
+     * finishItem for several items of a job in one round trip (one D1 batch, one transaction): for each,
+     * in order, whether this call stored it.
+     */
+    async finishItems(orgId: string, jobId: string, outcomes: { index: number; outcome: ItemOutcome }[]): Promise<boolean[]> {
+      if (outcomes.length === 0) return [];
+      if (outcomes.length === 1) return [await this.finishItem(orgId, jobId, outcomes[0].index, outcomes[0].outcome)];
+      const results = await db.batch(outcomes.map((o) => finishQuery(orgId, jobId, o.index, o.outcome)) as never);
+      return (results as unknown[][]).map((rows) => rows.length > 0);
     },
 
     /** Mirrors the Job DO's progress; never moves the count backwards (deliveries may race). */

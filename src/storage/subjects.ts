@@ -108,12 +108,19 @@ export function subjectsRepo(d1: D1Database) {
 
     /**
      * Records a stored model, but only if it was built from the current references revision; returns
-     * false when the references changed meanwhile (the newer change stores its own model).
+     * false when the references changed meanwhile (the newer change stores its own model). The forgeability
+     * estimate (JSON) goes with the model it was computed from.
      */
-    async setModel(orgId: string, subjectReference: string, revision: number, key: string): Promise<boolean> {
+    async setModel(
+      orgId: string,
+      subjectReference: string,
+      revision: number,
+      key: string,
+      forgeability: string | null = null,
+    ): Promise<boolean> {
       const res = await db
         .update(subjects)
-        .set({ modelKey: key, modelRevision: revision })
+        .set({ modelKey: key, modelRevision: revision, forgeability })
         .where(and(scope(orgId, subjectReference), eq(subjects.refsRevision, revision)))
         .returning({ k: subjects.modelKey });
       return res.length > 0;

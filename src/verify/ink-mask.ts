@@ -1,6 +1,6 @@
 /** The working copy shared by the template-free locator and the template locator. */
 import { labelComponents, type Component } from "./components";
-import { flattenBackground, inkThreshold, shrink, threshold_ } from "./morphology";
+import { flattenBackground, inkThreshold, shrinkScaled, threshold_ } from "./morphology";
 import type { Box, Raster } from "./types";
 
 /** Long side of the working copy the locators analyse. */
@@ -37,6 +37,11 @@ export interface InkMaskOptions {
   factor?: number;
   /** true: measure the skew and level the page; a number: level it by that angle (radians). */
   deskew?: boolean | number;
+  /**
+   * The raster is the page decoded at 1/pageScale; `region` and `factor` are still in full-page pixels,
+   * and the working copy has the size it would have from the full page.
+   */
+  pageScale?: number;
 }
 
 /** Below this skew (radians, about 0.25 degrees) turning the page gains nothing. */
@@ -44,7 +49,7 @@ const MIN_SKEW = 0.0045;
 
 export function inkMask(page: Raster, region: Box, opts: InkMaskOptions = {}): InkMask {
   const factor = opts.factor ?? workFactor(region);
-  const work = shrink(page, factor, region);
+  const work = shrinkScaled(page, factor, region, opts.pageScale ?? 1);
   const long = Math.max(work.width, work.height);
   const flat = flattenBackground(work, Math.max(6, Math.round(long / 150)));
   const { grey, threshold } = inkThreshold(flat);

@@ -33,6 +33,18 @@ export interface LocateOptions {
   template?: TemplateModel;
   /** Told, for each page searched with a template, whether the page registered to the blank. */
   onRegistration?: (page: number, registered: boolean) => void;
+  /**
+   * The pages are decoded at 1/scale of a width x height page (the scaled JPEG decode). The working copies
+   * are the ones the full page would give, and boxes (and target.box) are in full-page pixels.
+   * Not with a template (template registration works on the page as decoded).
+   */
+  scaled?: PageScale;
+}
+
+export interface PageScale {
+  scale: number;
+  width: number;
+  height: number;
 }
 
 export interface LocatedSignature {
@@ -55,15 +67,19 @@ export function locateSignatures(pages: Raster[], opts: LocateOptions = {}): Loc
   }
   const pageNumbers = target.page !== undefined ? [target.page] : pages.map((_, i) => i + 1);
   const found: Array<Omit<LocatedSignature, "index">> = [];
+  if (opts.scaled && opts.template) throw new Error("locateSignatures: a template needs the page at full resolution");
   for (const pageNo of pageNumbers) {
     const page = pages[pageNo - 1];
-    const region = clip(target.box ?? { x: 0, y: 0, w: page.width, h: page.height }, page);
+    const view: PageView = opts.scaled
+      ? { raster: page, ...opts.scaled }
+      : { raster: page, scale: 1, width: page.width, height: page.height };
+    const region = clip(target.box ?? { x: 0, y: 0, w: view.width, h: view.height }, view);
     if (!region) continue;
     // A page that will not register to the template is still searched, without it.
     const templated = opts.template ? locateWithTemplate(page, opts.template, region) : null;
     if (opts.template) opts.onRegistration?.(pageNo, templated !== null);
     const boxes: Array<Found & { zone?: number }> =
-      templated ?? (opts.inputType === "signature_image" ? locateWholeInk(page, region) : locateOnPage(page, region));
+      templated ?? (opts.inputType === "signature_image" ? locateWholeInk(view, region) : locateOnPage(view, region));
     boxes.sort(readingOrder);
     for (const b of boxes)
       found.push({ page: pageNo, box: b.box, confidence: b.confidence, ...(b.zone !== undefined ? { zone: b.zone } : {}) });
@@ -77,10 +93,16 @@ function readingOrder(a: Found, b: Found): number {
   return Math.abs(dy) < 0.5 * Math.min(a.box.h, b.box.h) ? a.box.x - b.box.x : dy;
 }
 
+/** A page as decoded (possibly at 1/scale) and the size of the full page. */
+interface PageView extends PageScale {
+  raster: Raster;
+}
+
 /** A bare signature image: the signature is all the ink there is, less specks and frame lines. */
-function locateWholeInk(page: Raster, region: Box): Found[] {
+function locateWholeInk(view: PageView, region: Box): Found[] {
+  const page = { width: view.width, height: view.height };
   // No line removal: a signature's underline can be as long and straight as a rule. Frame edges go below.
-  const m = inkMask(page, region);
+  const m = inkMask(view.raster, region, { pageScale: view.scale });
   const { components } = labelComponents(m.mask, m.w, m.h, 3);
   const biggest = components.reduce((a, c) => Math.max(a, c.area), 0);
   const kept = components.filter((c) => c.area >= Math.max(4, biggest * 0.01) && !isFrameEdge(c, m.w, m.h));
@@ -93,16 +115,18 @@ function locateWholeInk(page: Raster, region: Box): Found[] {
 }
 
 /** A page or crop of a page that may hold print, lines, stamps and any number of signatures. */
-function locateOnPage(page: Raster, region: Box): Found[] {
+function locateOnPage(view: PageView, region: Box): Found[] {
+  const page = { width: view.width, height: view.height };
+  const pageScale = view.scale;
   if (workFactor(region) === 1 && Math.max(region.w, region.h) >= 400) {
     // A small image (a live-capture frame) usually shows the signature close up; at half size it is
     // found as well, four times sooner. Only when it is not big and clear there is the full size read.
-    const coarse = inkMask(page, region, { factor: 2, deskew: true });
+    const coarse = inkMask(view.raster, region, { factor: 2, deskew: true, pageScale });
     const found = classifyPage(coarse).found;
     if (found.length > 0 && found.every((f) => f.box.h >= 40 && f.confidence >= 0.8)) {
       return found.map((f) => ({ box: toPage(f.box, coarse, region, page), confidence: f.confidence }));
     }
   }
-  const m = inkMask(page, region, { deskew: true });
+  const m = inkMask(view.raster, region, { deskew: true, pageScale });
   return classifyPage(m).found.map((f) => ({ box: toPage(f.box, m, region, page), confidence: f.confidence }));
 }

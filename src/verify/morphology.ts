@@ -38,6 +38,116 @@ export function shrink(src: Raster, factor: number, region?: Box): Raster {
 }
 
 /**
+ * The working copy shrink(fullPage, factor, region) would give, taken from a copy of the page decoded at
+ * 1/scale (the scaled JPEG decode): `factor` and `region` are in full-page pixels, so the output has the
+ * same size. Each output pixel is the area-weighted mean of the scaled pixels its footprint covers
+ * (partial pixels at its edges count by the share covered). When factor and region divide by scale, it is
+ * a plain shrink of the scaled copy.
+ */
+export function shrinkScaled(src: Raster, factor: number, region: Box, scale: number): Raster {
+  if (scale === 1) return shrink(src, factor, region);
+  const f = factor / scale;
+  if (Number.isInteger(f) && region.x % scale === 0 && region.y % scale === 0) {
+    const w = Math.max(1, Math.floor(region.w / factor)),
+      h = Math.max(1, Math.floor(region.h / factor));
+    return shrink(src, f, { x: region.x / scale, y: region.y / scale, w: w * f, h: h * f });
+  }
+  const w = Math.max(1, Math.floor(region.w / factor)),
+    h = Math.max(1, Math.floor(region.h / factor));
+  if (f === 1.5 && Number.isInteger(region.x / scale) && Number.isInteger(region.y / scale)) {
+    return shrinkThreeHalves(src, region.x / scale, region.y / scale, w, h);
+  }
+  const taps = Math.ceil(f) + 1;
+  // Per output column (row): the scaled pixels it covers and the share of each.
+  const footprint = (origin: number, n: number, limit: number) => {
+    const idx = new Int32Array(n * taps);
+    const wt = new Float32Array(n * taps);
+    for (let o = 0; o < n; o++) {
+      const a = origin + o * f,
+        b = a + f;
+      for (let t = 0, i = Math.floor(a); t < taps && i < b; t++, i++) {
+        idx[o * taps + t] = Math.min(limit - 1, Math.max(0, i));
+        wt[o * taps + t] = Math.min(b, i + 1) - Math.max(a, i);
+      }
+    }
+    return { idx, wt };
+  };
+  const xs = footprint(region.x / scale, w, src.width);
+  const ys = footprint(region.y / scale, h, src.height);
+  // Two passes: every source row the output needs is reduced along x once (rows are shared by
+  // neighbouring output rows), then the reduced rows are combined down each column.
+  let r0 = src.height,
+    r1 = 0;
+  for (let k = 0; k < ys.idx.length; k++)
+    if (ys.wt[k] > 0) {
+      r0 = Math.min(r0, ys.idx[k]);
+      r1 = Math.max(r1, ys.idx[k] + 1);
+    }
+  const rowsX = new Float32Array(Math.max(0, r1 - r0) * w);
+  const data = src.data;
+  for (let r = r0; r < r1; r++) {
+    const base = r * src.width;
+    const o = (r - r0) * w;
+    for (let x = 0, k = 0; x < w; x++) {
+      let sum = 0;
+      for (let t = 0; t < taps; t++, k++) sum += data[base + xs.idx[k]] * xs.wt[k];
+      rowsX[o + x] = sum;
+    }
+  }
+  const out = new Uint8Array(w * h);
+  const acc = new Float32Array(w);
+  const norm = 1 / (f * f);
+  for (let y = 0; y < h; y++) {
+    acc.fill(0);
+    for (let t = 0; t < taps; t++) {
+      const wy = ys.wt[y * taps + t];
+      if (wy === 0) continue;
+      const o = (ys.idx[y * taps + t] - r0) * w;
+      for (let x = 0; x < w; x++) acc[x] += rowsX[o + x] * wy;
+    }
+    const row = y * w;
+    for (let x = 0; x < w; x++) out[row + x] = Math.round(acc[x] * norm);
+  }
+  return { width: w, height: h, data: out };
+}
+
+/**
+ * shrinkScaled at 1.5 (say factor 3 from a page decoded at 1/2, or 6 from one at 1/4), in
+ * integers: every two output pixels cover three source pixels with weights (1, 1/2) and (1/2, 1), doubled
+ * here, so a pixel is the weighted sum over 9.
+ */
+function shrinkThreeHalves(src: Raster, x0: number, y0: number, w: number, h: number): Raster {
+  const sw = src.width;
+  const data = src.data;
+  const maxX = sw - 1;
+  const maxY = src.height - 1;
+  const rowsNeeded = Math.ceil(h * 1.5) + 1;
+  const rowsX = new Uint16Array(rowsNeeded * w);
+  for (let r = 0; r < rowsNeeded; r++) {
+    const base = Math.min(maxY, y0 + r) * sw;
+    const o = r * w;
+    for (let x = 0; x < w; x += 2) {
+      const i = x0 + (x >> 1) * 3;
+      const a = data[base + Math.min(maxX, i)];
+      const b = data[base + Math.min(maxX, i + 1)];
+      rowsX[o + x] = 2 * a + b;
+      if (x + 1 < w) rowsX[o + x + 1] = b + 2 * data[base + Math.min(maxX, i + 2)];
+    }
+  }
+  const out = new Uint8Array(w * h);
+  for (let y = 0; y < h; y++) {
+    const k = (y >> 1) * 3;
+    // Even rows: 2 * row k + row k+1; odd rows: row k+1 + 2 * row k+2.
+    const p = (y & 1 ? k + 1 : k) * w;
+    const q = (y & 1 ? k + 2 : k + 1) * w;
+    const row = y * w;
+    if (y & 1) for (let x = 0; x < w; x++) out[row + x] = ((rowsX[p + x] + 2 * rowsX[q + x]) * 2 + 9) / 18;
+    else for (let x = 0; x < w; x++) out[row + x] = ((2 * rowsX[p + x] + rowsX[q + x]) * 2 + 9) / 18;
+  }
+  return { width: w, height: h, data: out };
+}
+
+/**
  * Running max (or min) over a window of 2r+1 along each row, in constant time per pixel (van Herk /
  * Gil-Werman). A min is a max of inverted values, so one loop serves both. Columns are done as rows of
  * the transposed image: walking memory in order is several times faster than striding down columns.

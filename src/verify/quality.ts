@@ -15,6 +15,7 @@
  * - resolution: the stroke width in source pixels (a pen stroke is about 0.5 mm), or the page size for
  *   scans and forms.
  */
+import { shrinkScaled } from "./morphology";
 import type { Box, Raster } from "./types";
 
 export type CaptureCue = "ready" | "no_signature_in_view" | "too_dark" | "too_bright" | "low_contrast" | "hold_steady" | "move_closer";
@@ -59,6 +60,11 @@ export interface QualityOptions {
   region?: Box;
   /** "page": a whole document page; "crop": a signature crop; "frame": a live preview frame. */
   kind?: "page" | "crop" | "frame";
+  /**
+   * The raster is a width x height page decoded at 1/scale (the scaled JPEG decode): figures in source
+   * pixels (dpi, stroke width) are reported for the real page.
+   */
+  source?: { scale: number; width: number; height: number };
 }
 
 /** Long side of the working copy. */
@@ -68,10 +74,17 @@ export const WORK_SIDE = 640;
 const STROKE_INCH = 0.5 / 25.4;
 
 export function assessQuality(raster: Raster, opts: QualityOptions = {}): QualityReport {
+  const source = opts.source && opts.source.scale > 1 && !opts.region ? opts.source : undefined;
   const region = clampBox(opts.region ?? { x: 0, y: 0, w: raster.width, h: raster.height }, raster);
-  const factor = Math.max(1, Math.ceil(Math.max(region.w, region.h) / WORK_SIDE));
+  // A page decoded at a reduced scale gets the working copy the full page would give (same size).
+  const long = source ? Math.max(source.width, source.height) : Math.max(region.w, region.h);
+  const factor = Math.max(1, Math.ceil(long / WORK_SIDE));
   const whole = region.x === 0 && region.y === 0 && region.w === raster.width && region.h === raster.height;
-  const work = factor === 1 && whole ? raster : downscale(raster, region, factor);
+  const work = source
+    ? shrinkScaled(raster, factor, { x: 0, y: 0, w: source.width, h: source.height }, source.scale)
+    : factor === 1 && whole
+      ? raster
+      : downscale(raster, region, factor);
   const kind = opts.kind ?? (opts.region ? "crop" : "page");
   const { width: w, height: h, data } = work;
   const n = w * h;
@@ -111,7 +124,7 @@ export function assessQuality(raster: Raster, opts: QualityOptions = {}): Qualit
   const type = opts.inputType ?? "";
   if (kind === "page" && (type === "scan" || type === "form")) {
     // The short side of A4 or Letter is about 8.3 to 8.5 inches.
-    dpi = Math.min(raster.width, raster.height) / 8.4;
+    dpi = Math.min(source?.width ?? raster.width, source?.height ?? raster.height) / 8.4;
   } else if (strokePx > 0 && inkPixels > 20) {
     dpi = strokePx / STROKE_INCH;
   }

@@ -166,6 +166,63 @@ describe("queued checks", () => {
     expect(after.checks - before.checks).toBe(2);
   });
 
+  it("runs a batch mixing two jobs' items together: each message acked or retried on its own item, each item counted once", async () => {
+    const before = await usage();
+    const post = async (jobId: string, items: { file: string; subject_reference: string }[], files: Record<string, Uint8Array>) => {
+      const res = await postCheck(org.apiKey, checkForm({ job_id: jobId, items }, files));
+      expect(res.status).toBe(202);
+    };
+    await post(
+      "mixed-a",
+      [
+        { file: "a", subject_reference: "alice" },
+        { file: "b", subject_reference: "alice" },
+        { file: "c", subject_reference: "alice" },
+      ],
+      { a: signaturePng(WRITER, 14), b: signaturePng(OTHER, 5), c: signaturePng(WRITER, 15) },
+    );
+    await post(
+      "mixed-b",
+      [
+        { file: "a", subject_reference: "alice" },
+        { file: "a", subject_reference: "nobody" },
+      ],
+      { a: signaturePng(WRITER, 16) },
+    );
+    // One batch, as the queue might cut it: both jobs interleaved, an index twice, an index no job has,
+    // and an organisation that does not exist; racing the real queue's own deliveries of the same items.
+    const bodies = [
+      { jobId: "mixed-a", index: 0 },
+      { jobId: "mixed-b", index: 1 },
+      { jobId: "mixed-a", index: 2 },
+      { jobId: "mixed-b", index: 0 },
+      { jobId: "mixed-a", index: 1 },
+      { jobId: "mixed-a", index: 2 },
+      { jobId: "mixed-a", index: 9 },
+    ].map((b) => ({ kind: "check_item", orgId: org.orgId, ...b }));
+    const messages = [
+      ...bodies.map((body, n) => ({ id: `mixed-${n}`, timestamp: new Date(), attempts: 1, body })),
+      { id: "mixed-gone", timestamp: new Date(), attempts: 1, body: { kind: "check_item", orgId: "org_gone", jobId: "x", index: 0 } },
+    ];
+    const batch = createMessageBatch("countersign-check-items", messages);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, env, ctx);
+    const result = await getQueueResult(batch, ctx);
+    expect(result.retryMessages.map((r: { msgId: string }) => r.msgId)).toEqual(["mixed-6"]);
+    expect([...result.explicitAcks].sort()).toEqual(["mixed-0", "mixed-1", "mixed-2", "mixed-3", "mixed-4", "mixed-5", "mixed-gone"]);
+
+    const a = await waitForJob(org.apiKey, "mixed-a");
+    const b = await waitForJob(org.apiKey, "mixed-b");
+    expect(a).toMatchObject({ status: "completed", completed_items: 3 });
+    expect(a.results.map((r) => r.decision === null)).toEqual([false, false, false]);
+    expect(a.results[1].decision).toBe("FAILED");
+    expect(b).toMatchObject({ status: "completed", completed_items: 2 });
+    expect(b.results[1]).toMatchObject({ decision: null, errors: [{ code: "subject_not_found" }] });
+    const after = await until(usage, (u) => u.checks - before.checks >= 5, { what: "the five items to be counted" });
+    expect(after.checks - before.checks).toBe(5);
+    expect(after.decisions.errors - before.decisions.errors).toBe(1);
+  });
+
   it("settles an item whose consumer died after storing its result: the redelivery counts it once and completes the job", async () => {
     const before = await usage();
     const now = new Date().toISOString();

@@ -160,6 +160,53 @@ describe("confirm", () => {
     expect(thumb.headers.get("Content-Type")).toBe("image/png");
   });
 
+  it("learns a queued item, whose crop the queue left to its first read, from a crop rendered of its input", async () => {
+    await enrolWriter(org.apiKey, "cid", WRITER, 3);
+    const res = await postCheck(
+      org.apiKey,
+      checkForm(
+        {
+          job_id: "q-learn",
+          policy: "review",
+          items: [
+            { file: "a", subject_reference: "cid" },
+            { file: "b", subject_reference: "cid" },
+          ],
+        },
+        { a: signaturePng(WRITER, 6), b: signaturePng(WRITER, 7) },
+      ),
+    );
+    expect(res.status).toBe(202);
+    const job = await until(
+      async () => (await (await api("/sig/checks/q-learn", { key: org.apiKey })).json()) as { status: string; results: CheckResultBody[] },
+      (j) => j.status === "completed",
+      { what: "job q-learn to complete", pauseMs: 100 },
+    );
+    expect(job.results.map((r) => r.decision)).toEqual(["FLAG", "FLAG"]);
+    const crops = async () =>
+      (await env.FILES_US.list({ prefix: `orgs/${org.orgId}/inbox/q-learn/` })).objects.filter((o) => o.key.includes("/crops/"));
+    expect(await crops()).toEqual([]);
+
+    // Learning renders the candidate's crop from the input (and keeps it), as a first read would.
+    expect((await confirm(org.apiKey, "q-learn", 0)).status).toBe(200);
+    const review = await until(
+      async () => {
+        const r = await api("/sig/checks/q-learn", { key: org.apiKey });
+        return ((await r.json()) as { results: { review: Review | null }[] }).results[0].review;
+      },
+      (r) => r !== null && r.learning.status !== "queued",
+      { what: "learning of q-learn/0", pauseMs: 100 },
+    );
+    expect(review!.learning, JSON.stringify(review!.learning)).toMatchObject({ status: "learned", ref_id: "learned-q-learn.0" });
+    expect((await crops()).length).toBe(1);
+
+    // The other item's crop is rendered by its first read, then kept.
+    const image = await api("/sig/checks/q-learn/items/1/image", { key: org.apiKey });
+    expect(image.status).toBe(200);
+    expect(image.headers.get("Content-Type")).toBe("image/png");
+    expect((await crops()).length).toBe(2);
+  });
+
   it("answers 404 for a missing item and for another tenant's", async () => {
     await expectProblem(await confirm(org.apiKey, "no-such-job"), 404, "not_found");
     await expectProblem(await confirm(org.apiKey, "c-learn", 7), 404, "not_found");

@@ -93,6 +93,37 @@ describe("Job Durable Object", () => {
     expect(await job.completeItem(3, true)).toBeNull();
   });
 
+  it("counts a queue batch's items in one call: each once, across calls and within one, finishing exactly once", async () => {
+    const job = jobObject(env, "org_t", "job-3");
+    await job.init("org_t", "job-3", 4);
+    await job.start();
+    // Two overlapping batches race (a redelivery), one of them naming an index twice and one outside the job.
+    const [a, b] = await Promise.all([
+      job.completeItems([
+        { index: 0, ok: true },
+        { index: 1, ok: false },
+        { index: 1, ok: false },
+      ]),
+      job.completeItems([
+        { index: 1, ok: false },
+        { index: 2, ok: true },
+        { index: 7, ok: true },
+      ]),
+    ]);
+    const counted = [...a!.counted, ...b!.counted].filter(Boolean);
+    expect(counted).toHaveLength(3);
+    expect(b!.counted[2]).toBe(false);
+    expect(a!.finishedNow || b!.finishedNow).toBe(false);
+    const last = await job.completeItems([
+      { index: 3, ok: true },
+      { index: 0, ok: true },
+    ]);
+    expect(last).toMatchObject({ counted: [true, false], finishedNow: true, state: { status: "completed", completed: 4, errored: 1 } });
+    expect(await job.completeItems([{ index: 3, ok: true }])).toMatchObject({ counted: [false], finishedNow: false });
+    expect(await job.completedItems()).toEqual([0, 1, 2, 3]);
+    expect(await jobObject(env, "org_t", "job-never").completeItems([{ index: 0, ok: true }])).toBeNull();
+  });
+
   it("keeps its state in SQLite storage", async () => {
     const job = jobObject(env, "org_t", "job-2");
     await job.init("org_t", "job-2", 1);

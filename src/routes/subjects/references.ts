@@ -154,13 +154,14 @@ export function registerReferenceRoutes(app: App): void {
     else if (type === "application/json") uploads = await uploadsFromUrls(c, c.req.valid("json") as z.infer<typeof ReferencesByUrl>);
     else throw unsupportedMediaType(["multipart/form-data", "application/json"]);
 
-    const { outcomes, queued } = await services(c).references.enrol(subjectReference, uploads);
+    const { outcomes, queued, forgeability } = await services(c).references.enrol(subjectReference, uploads);
     const counts = { enrolled: 0, rejected: 0, queued: 0 };
     for (const o of outcomes) counts[o.status]++;
     const body = {
       subject_reference: subjectReference,
       references: outcomes,
       counts,
+      forgeability,
       subject_url: new URL(`/sig/subjects/${subjectReference}`, c.req.url).toString(),
     };
     return c.json(body, queued > 0 ? 202 : 200);

@@ -72,12 +72,57 @@ export const ReferenceRecord = z
   })
   .openapi("ReferenceRecord");
 
+export const ForgeabilitySchema = z
+  .object({
+    estimated_far_at_approve: z
+      .number()
+      .min(0)
+      .max(1)
+      .openapi({
+        description:
+          "Estimated share of skilled forgeries of a signature like this subject's that would score at or above approve_threshold. " +
+          "Fitted on development writers and validated by decile of subjects (docs/forgeability.md): an estimate, not a measurement.",
+      }),
+    approve_threshold: z.number().openapi({ description: "The approve threshold the estimate was computed at" }),
+    policy: z
+      .string()
+      .openapi({ description: "`<name>@<version>` of the policy that threshold came from: the organisation's `default` policy" }),
+    level: z.enum(["low", "medium", "high"]).openapi({
+      description:
+        "low: under 3% estimated; medium: 3% to 8%; high: 8% or more. Desks should review medium and high subjects' approvals more",
+    }),
+    advice: z.string().nullable().openapi({ description: "What a desk should do and why; null when the level is low" }),
+    consistency: z.number().min(0).max(1).openapi({
+      description: "How alike the references are, in (0, 1): 0.5 = a typical development writer, lower = the references vary more",
+    }),
+    complexity: z.number().min(0).max(1).openapi({
+      description: "How complex the signature is, in (0, 1): 0.5 = a typical development signature, lower = simpler (easier to imitate)",
+    }),
+    basis: z
+      .object({
+        references: z.number().int().openapi({ description: "Live references the model uses (outliers left out)" }),
+        variants: z.number().int().openapi({ description: "Synthetic variants standing in for missing references (fewer than 3)" }),
+      })
+      .openapi({ description: "What the estimate rests on" }),
+    version: z.number().int().openapi({ description: "Version of the estimate's definition" }),
+    computed_at: z
+      .string()
+      .openapi({ description: "When it was computed: with the reference model, whenever the live references changed" }),
+  })
+  .openapi("Forgeability", {
+    description:
+      "How forgeable the subject is. Null when the subject has no live reference yet, or when its model was built before " +
+      "estimates existed (any change to its references computes it). Computed at the approve threshold of the default policy " +
+      "when the references last changed; a later change to that policy shows here after the next change to the references.",
+  });
+
 export const Subject = z
   .object({
     subject_reference: z.string(),
     created_at: z.string(),
     updated_at: z.string(),
     reference_counts: ReferenceCounts,
+    forgeability: ForgeabilitySchema.nullable(),
     references: z.array(ReferenceRecord),
     learning: z
       .object({
@@ -115,6 +160,10 @@ export const ReferencesResult = z
     subject_reference: z.string(),
     references: z.array(ReferenceOutcomeSchema),
     counts: z.object({ enrolled: z.number().int(), rejected: z.number().int(), queued: z.number().int() }),
+    forgeability: ForgeabilitySchema.nullable().openapi({
+      description:
+        "The subject's forgeability from its live references after this request (queued ones count once enrolled); null as in Subject",
+    }),
     subject_url: z.string(),
   })
   .openapi("ReferencesResult");

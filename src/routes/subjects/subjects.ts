@@ -11,6 +11,7 @@ import { renderReview } from "../../services/learning";
 import type { ReferenceRow, SubjectRow } from "../../storage/schema/subjects";
 import { recordAudit } from "../../storage/audit";
 import { recentChecksOf } from "../../services/subject-checks";
+import { parseForgeability } from "../../services/forgeability";
 import { revokeSubjectSessions } from "../../services/sessions";
 import { Subject, SubjectList, SubjectParams } from "./schemas";
 
@@ -164,6 +165,7 @@ export function registerSubjectRoutes(app: App): void {
         created_at: subject.createdAt,
         updated_at: subject.updatedAt,
         reference_counts: counts(refs),
+        forgeability: parseForgeability(subject.forgeability),
         references: refs.map((r) => referenceRecord(r, base, byRef.get(r.refId))),
         checks,
         learning: { recent: recentReviews.map(renderReview) },

@@ -1,6 +1,6 @@
 import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
-/** Mirrors migrations/region/0003_subjects.sql. */
+/** Mirrors migrations/region/0003_subjects.sql and 0009_forgeability.sql. */
 export const subjects = sqliteTable(
   "subjects",
   {
@@ -14,6 +14,8 @@ export const subjects = sqliteTable(
     lastCheckAt: text("last_check_at"),
     lastCheckId: text("last_check_id"),
     lastCheckDecision: text("last_check_decision"),
+    /** JSON in the API's Forgeability shape (migrations/region/0009_forgeability.sql); null when not computed. */
+    forgeability: text("forgeability"),
   },
   (t) => [primaryKey({ columns: [t.orgId, t.subjectReference] })],
 );

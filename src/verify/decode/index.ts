@@ -16,11 +16,15 @@
  * lists the bounds.
  */
 import { VerifyError, type DecodeLimits, type Raster } from "../types";
-import { decodeJpegGrey } from "./jpeg";
+import type { IdctScale } from "./jpeg-entropy";
+import { decodeJpegGrey, decodeJpegScaled, wholePage, type ScaledPage } from "./jpeg";
 import { checkBytes, checkDimensions, checkPageCount, checkPageIndex, resolveLimits } from "./limits";
 import { PdfReader } from "./pdf";
 import { decodePngGrey, pngHeader } from "./png";
 import { decodeTiffPage, tiffPageOffsets } from "./tiff";
+
+export { wholePage, type ScaledPage } from "./jpeg";
+export type { IdctScale } from "./jpeg-entropy";
 
 export type DocumentFormat = "png" | "jpeg" | "tiff" | "pdf";
 
@@ -48,6 +52,11 @@ export interface DocumentReader {
   format: DocumentFormat;
   pageCount: number;
   decodePage(pageIndex: number): Promise<Raster>;
+  /**
+   * The page at a reduced scale when the format can decode one cheaply (JPEG, through the scaled IDCT),
+   * with full-resolution windows on demand; other formats decode the page whole (scale 1).
+   */
+  decodePageScaled(pageIndex: number, scaleFor: (width: number, height: number) => IdctScale): Promise<ScaledPage>;
 }
 
 /**
@@ -59,7 +68,7 @@ export async function openDocument(bytes: Uint8Array, limits?: Partial<DecodeLim
   checkBytes(bytes, lim);
   const format = sniffFormat(bytes);
   if (!format) throw new VerifyError("unsupported_format", "the file is not a PNG, JPEG, TIFF or PDF");
-  let reader: DocumentReader;
+  let reader: Omit<DocumentReader, "decodePageScaled"> & Partial<Pick<DocumentReader, "decodePageScaled">>;
   switch (format) {
     case "png":
       reader = {
@@ -81,6 +90,10 @@ export async function openDocument(bytes: Uint8Array, limits?: Partial<DecodeLim
           checkPageIndex(i, 1);
           return decodeJpegGrey(bytes, lim, 0);
         },
+        async decodePageScaled(i, scaleFor) {
+          checkPageIndex(i, 1);
+          return decodeJpegScaled(bytes, lim, 0, scaleFor);
+        },
       };
       break;
     case "tiff": {
@@ -95,7 +108,8 @@ export async function openDocument(bytes: Uint8Array, limits?: Partial<DecodeLim
     }
   }
   checkPageCount(reader.pageCount, lim);
-  return reader;
+  const decode = reader.decodePage;
+  return { ...reader, decodePageScaled: reader.decodePageScaled ?? (async (i) => wholePage(await decode(i))) };
 }
 
 /** The number of pages, from the structure alone (no page is decoded). */

@@ -8,11 +8,65 @@
  * Returns null for what it does not handle (12-bit, lossless or arithmetic coding, RGB or CMYK colour,
  * unusual sampling), so the caller can fall back to photon under a tighter pixel bound.
  */
-import { VerifyError, type Raster } from "../types";
-import { BitReader, ZIGZAG, buildHuffman, extend, writeBlock, type Component, type Frame, type Huffman } from "./jpeg-entropy";
+import { VerifyError, type Box, type Raster } from "../types";
+import {
+  BitReader,
+  ZIGZAG,
+  buildHuffman,
+  extend,
+  finishTarget,
+  placeBlock,
+  type BitState,
+  type BlockTarget,
+  type Component,
+  type Frame,
+  type Huffman,
+  type IdctScale,
+} from "./jpeg-entropy";
 import { PROGRESSIVE_MAX_PIXELS, finishProgressive, newCoefficients, progressiveScan, type Coefficients } from "./jpeg-progressive";
 
+/** A luma decode: the whole page at 1/scale, or (scale 1) one window of the full-resolution page. */
+export interface LumaJob {
+  scale: IdctScale;
+  /** A window of the full page, in page pixels, inside the page (scale 1 only). */
+  crop?: Box;
+  /** Baseline: resume at this MCU row (a checkpoint the page decode recorded) instead of the scan start. */
+  resume?: RowCheckpoint;
+  /** Baseline: record a checkpoint at the start of every MCU row of the luma scan. */
+  checkpoints?: RowCheckpoint[];
+}
+
+/** The decoder's state at the start of one MCU row of the luma scan: enough to start decoding there. */
+export interface RowCheckpoint {
+  /** MCU row, and the first row of luma blocks it holds. */
+  row: number;
+  blockRow: number;
+  bits: BitState;
+  /** DC predictors of the scan's components, in scan order. */
+  preds: number[];
+  sinceRestart: number;
+}
+
+export interface LumaResult {
+  raster: Raster;
+  /** Full-resolution size of the page. */
+  width: number;
+  height: number;
+  progressive: boolean;
+  /** Progressive: the luma coefficients, kept so windows can be transformed without decoding again. */
+  coefficients?: { data: Coefficients; q: Int32Array; frame: Frame };
+}
+
 export function decodeJpegLuma(b: Uint8Array): Raster | null {
+  return decodeJpegLumaJob(b, { scale: 1 })?.raster ?? null;
+}
+
+/** Output size of a page decoded at 1/scale (partial blocks round up, as libjpeg's scaled decode does). */
+export function scaledSize(width: number, height: number, scale: IdctScale): { width: number; height: number } {
+  return { width: Math.ceil(width / scale), height: Math.ceil(height / scale) };
+}
+
+export function decodeJpegLumaJob(b: Uint8Array, job: LumaJob, keepCoefficients = false): LumaResult | null {
   const qt: (Int32Array | undefined)[] = [];
   const dcTables: (Huffman | undefined)[] = [];
   const acTables: (Huffman | undefined)[] = [];
@@ -22,6 +76,7 @@ export function decodeJpegLuma(b: Uint8Array): Raster | null {
   let restartInterval = 0;
   let adobeTransform = -1;
   let out: Uint8Array | undefined;
+  let target: BlockTarget | undefined;
   let lumaDone = false;
   let progressive = false;
   let coefficients: Coefficients | undefined;
@@ -129,9 +184,12 @@ export function decodeJpegLuma(b: Uint8Array): Raster | null {
       for (const c of scan) if (!c.dc || !c.ac) throw new VerifyError("corrupt_file", "the JPEG's scan uses an undefined Huffman table");
       const q = qt[luma.tq];
       if (!q) throw new VerifyError("corrupt_file", "the JPEG's quantisation table is missing");
-      out ??= new Uint8Array(width * height);
-      o = decodeScan(b, start, scan, luma, q, frame, out);
+      target ??= newTarget(width, height, job);
+      out = target.out;
+      o = decodeScan(b, start, scan, luma, q, frame, target, job);
       lumaDone = true;
+      // A window needs nothing after the luma scan (baseline codes each component in one scan only).
+      if (job.crop) break;
       continue;
     }
     o += len;
@@ -141,14 +199,53 @@ export function decodeJpegLuma(b: Uint8Array): Raster | null {
     if (!q) throw new VerifyError("corrupt_file", "the JPEG's quantisation table is missing");
     const hmax = Math.max(...comps.map((c) => c.h));
     const vmax = Math.max(...comps.map((c) => c.v));
-    out = new Uint8Array(width * height);
-    finishProgressive(coefficients, q, { width, height, hmax, vmax, restartInterval }, out);
+    target = newTarget(width, height, job);
+    out = target.out;
+    const frame = { width, height, hmax, vmax, restartInterval };
+    finishProgressive(coefficients, q, frame, target);
+    if (!lumaDone) throw new VerifyError("corrupt_file", "the JPEG holds no image data");
+    return {
+      raster: { width: target.width, height: target.height, data: out },
+      width,
+      height,
+      progressive,
+      ...(keepCoefficients ? { coefficients: { data: coefficients, q, frame } } : {}),
+    };
   }
-  if (!lumaDone || !out) throw new VerifyError("corrupt_file", "the JPEG holds no image data");
-  return { width, height, data: out };
+  if (!lumaDone || !out || !target) throw new VerifyError("corrupt_file", "the JPEG holds no image data");
+  return { raster: { width: target.width, height: target.height, data: out }, width, height, progressive };
 }
 
-function decodeScan(b: Uint8Array, start: number, scan: Component[], luma: Component, q: Int32Array, f: Frame, out: Uint8Array): number {
+/** The output of a job; its size is known from the frame header, before any pixel is decoded. */
+export function newTarget(width: number, height: number, job: LumaJob): BlockTarget {
+  if (job.crop) {
+    const c = job.crop;
+    return { scale: 1, out: new Uint8Array(c.w * c.h), width: c.w, height: c.h, cropX: c.x, cropY: c.y };
+  }
+  const sz = scaledSize(width, height, job.scale);
+  const n = sz.width * sz.height;
+  const straddles = 8 % job.scale !== 0;
+  return {
+    scale: job.scale,
+    out: new Uint8Array(n),
+    width: sz.width,
+    height: sz.height,
+    cropX: 0,
+    cropY: 0,
+    ...(straddles ? { acc: new Float32Array(n) } : {}),
+  };
+}
+
+function decodeScan(
+  b: Uint8Array,
+  start: number,
+  scan: Component[],
+  luma: Component,
+  q: Int32Array,
+  f: Frame,
+  t: BlockTarget,
+  job: LumaJob,
+): number {
   const bits = new BitReader(b, start);
   const coef = new Float32Array(64);
   const tmp = new Float32Array(64);
@@ -157,16 +254,36 @@ function decodeScan(b: Uint8Array, start: number, scan: Component[], luma: Compo
   const mcuX = single ? Math.ceil(Math.ceil((f.width * luma.h) / f.hmax) / 8) : Math.ceil(f.width / (8 * f.hmax));
   const mcuY = single ? Math.ceil(Math.ceil((f.height * luma.v) / f.vmax) / 8) : Math.ceil(f.height / (8 * f.vmax));
   const total = mcuX * mcuY;
+  const blocksX = Math.ceil(f.width / 8);
+  const blocksY = Math.ceil(f.height / 8);
+  // A window: the block columns and rows it covers, and the MCU row after which nothing more is needed.
+  const crop = job.crop;
+  const bx0 = crop ? Math.floor(crop.x / 8) : 0;
+  const bx1 = crop ? Math.ceil((crop.x + crop.w) / 8) : blocksX;
+  const by0 = crop ? Math.floor(crop.y / 8) : 0;
+  const by1 = crop ? Math.ceil((crop.y + crop.h) / 8) : blocksY;
+  const rowBlocks = single ? 1 : luma.v;
+  const lastRow = crop ? Math.min(mcuY - 1, Math.floor((by1 - 1) / rowBlocks)) : mcuY - 1;
   let sinceRestart = 0;
-  for (let m = 0; m < total; m++) {
+  let m0 = 0;
+  if (job.resume) {
+    bits.load(job.resume.bits);
+    scan.forEach((c, i) => (c.pred = job.resume!.preds[i] ?? 0));
+    sinceRestart = job.resume.sinceRestart;
+    m0 = job.resume.row * mcuX;
+  }
+  const mEnd = Math.min(total, (lastRow + 1) * mcuX);
+  for (let m = m0; m < mEnd; m++) {
     if (f.restartInterval && sinceRestart === f.restartInterval) {
       bits.restart();
       for (const c of scan) c.pred = 0;
       sinceRestart = 0;
     }
-    sinceRestart++;
     const mx = m % mcuX;
     const my = (m / mcuX) | 0;
+    if (mx === 0 && job.checkpoints)
+      job.checkpoints.push({ row: my, blockRow: my * rowBlocks, bits: bits.save(), preds: scan.map((c) => c.pred), sinceRestart });
+    sinceRestart++;
     for (const c of scan) {
       const bh = single ? 1 : c.h;
       const bv = single ? 1 : c.v;
@@ -174,15 +291,16 @@ function decodeScan(b: Uint8Array, start: number, scan: Component[], luma: Compo
         for (let bx = 0; bx < bh; bx++) {
           if (c === luma) {
             const dcOnly = decodeBlock(bits, c, q, coef);
-            const x0 = (single ? mx : mx * c.h + bx) * 8;
-            const y0 = (single ? my : my * c.v + by) * 8;
-            if (x0 < f.width && y0 < f.height) writeBlock(coef, tmp, dcOnly, out, x0, y0, f.width, f.height);
+            const col = single ? mx : mx * c.h + bx;
+            const row = single ? my : my * c.v + by;
+            if (col < bx1 && row < by1 && col >= bx0 && row >= by0) placeBlock(t, coef, tmp, dcOnly, col, row);
           } else skipBlock(bits, c);
         }
       }
     }
     if (bits.overrun > 4) throw new VerifyError("corrupt_file", "the JPEG's image data ends early (truncated)");
   }
+  finishTarget(t, blocksX, blocksY);
   return bits.end();
 }
 

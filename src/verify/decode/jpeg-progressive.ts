@@ -4,7 +4,7 @@
  * (always single-component) are skipped whole.
  */
 import { VerifyError } from "../types";
-import { BitReader, ZIGZAG, extend, writeBlock, type Component, type Frame } from "./jpeg-entropy";
+import { BitReader, ZIGZAG, extend, finishTarget, placeBlock, type BlockTarget, type Component, type Frame } from "./jpeg-entropy";
 
 /** Progressive pages hold their coefficients until the last scan: bounded tighter than baseline ones. */
 export const PROGRESSIVE_MAX_PIXELS = 20_000_000;
@@ -165,16 +165,24 @@ function acRefine(bits: BitReader, c: Component, s: Spectral, block: Int16Array,
   }
 }
 
-/** Dequantise and transform every luma block into the page. */
-export function finishProgressive(st: Coefficients, q: Int32Array, f: Frame, out: Uint8Array): void {
+/**
+ * Dequantise and transform the luma blocks into the target: every block for the page (at the target's
+ * scale), or only the blocks a window covers.
+ */
+export function finishProgressive(st: Coefficients, q: Int32Array, f: Frame, t: BlockTarget): void {
   const qn = new Float32Array(64);
   for (let k = 0; k < 64; k++) qn[ZIGZAG[k]] = q[k];
   const coef = new Float32Array(64);
   const tmp = new Float32Array(64);
-  const cols = Math.ceil(f.width / 8);
-  const rows = Math.ceil(f.height / 8);
-  for (let by = 0; by < rows && by < st.rows; by++) {
-    for (let bx = 0; bx < cols && bx < st.stride; bx++) {
+  const cols = Math.min(Math.ceil(f.width / 8), st.stride);
+  const rows = Math.min(Math.ceil(f.height / 8), st.rows);
+  const windowed = t.scale === 1 && (t.cropX !== 0 || t.cropY !== 0 || t.width !== f.width || t.height !== f.height);
+  const bx0 = windowed ? Math.floor(t.cropX / 8) : 0;
+  const by0 = windowed ? Math.floor(t.cropY / 8) : 0;
+  const bx1 = windowed ? Math.min(cols, Math.ceil((t.cropX + t.width) / 8)) : cols;
+  const by1 = windowed ? Math.min(rows, Math.ceil((t.cropY + t.height) / 8)) : rows;
+  for (let by = by0; by < by1; by++) {
+    for (let bx = bx0; bx < bx1; bx++) {
       const o = (by * st.stride + bx) * 64;
       let dcOnly = true;
       for (let i = 0; i < 64; i++) {
@@ -182,7 +190,8 @@ export function finishProgressive(st: Coefficients, q: Int32Array, f: Frame, out
         coef[i] = v * qn[i];
         if (i > 0 && v !== 0) dcOnly = false;
       }
-      writeBlock(coef, tmp, dcOnly, out, bx * 8, by * 8, f.width, f.height);
+      placeBlock(t, coef, tmp, dcOnly, bx, by);
     }
   }
+  finishTarget(t, cols, rows);
 }

@@ -1,6 +1,9 @@
 import { VerifyError } from "../types";
-import type { DecodeLimits, Raster } from "../types";
-import { decodeJpegLuma } from "./jpeg-luma";
+import type { Box, DecodeLimits, Raster } from "../types";
+import { cropRaster } from "../render";
+import type { IdctScale } from "./jpeg-entropy";
+import { decodeJpegLuma, decodeJpegLumaJob, newTarget, type LumaResult, type RowCheckpoint } from "./jpeg-luma";
+import { finishProgressive } from "./jpeg-progressive";
 import { checkDimensions, truncated, u16be, wrapDecoder } from "./limits";
 import { applyOrientation, jpegOrientation } from "./orientation";
 import { photonDecodeGrey } from "./photon";
@@ -71,4 +74,80 @@ export function checkJpegPixels(width: number, height: number, page?: number): v
       page,
     );
   }
+}
+
+/**
+ * A page decoded at 1/scale for the page-wide stages (quality, locating), with the means to decode any
+ * window of it at full resolution (the located signatures). `crop(box)` gives exactly the pixels
+ * cropRaster(full page, box) would.
+ */
+export interface ScaledPage {
+  raster: Raster;
+  scale: IdctScale;
+  /** Size of the full-resolution page. */
+  width: number;
+  height: number;
+  crop(box: Box): Raster;
+}
+
+/** A page that was decoded whole: scale 1, windows are copies. */
+export function wholePage(raster: Raster): ScaledPage {
+  return { raster, scale: 1, width: raster.width, height: raster.height, crop: (box) => cropRaster(raster, box) };
+}
+
+/**
+ * A JPEG at the scale `scaleFor` picks from its size, through the luma decoder's scaled IDCT. Windows of a
+ * baseline JPEG are decoded again from the MCU row checkpoints the first pass recorded (only the rows the
+ * window covers are entropy-decoded, only its blocks transformed); a progressive JPEG keeps its
+ * coefficients for them. A turned (Exif) or photon-decoded JPEG is decoded whole, as before.
+ * The size checks run on the declared size before anything is allocated, as in decodeJpegGrey.
+ */
+export function decodeJpegScaled(
+  bytes: Uint8Array,
+  limits: DecodeLimits,
+  page: number | undefined,
+  scaleFor: (width: number, height: number) => IdctScale,
+  what = "JPEG",
+): ScaledPage {
+  const d = jpegDimensions(bytes);
+  checkDimensions(d.width, d.height, limits, page);
+  const scale = scaleFor(d.width, d.height);
+  const orientation = jpegOrientation(bytes);
+  if (scale > 1 && !(orientation >= 2 && orientation <= 8)) {
+    const checkpoints: RowCheckpoint[] = [];
+    const r = wrapDecoder(what, page, () => decodeJpegLumaJob(bytes, { scale, checkpoints }, true));
+    if (r)
+      return {
+        raster: r.raster,
+        scale,
+        width: r.width,
+        height: r.height,
+        crop: (box) => jpegWindow(bytes, r, checkpoints, box, what, page),
+      };
+  }
+  return wholePage(decodeJpegGrey(bytes, limits, page, what));
+}
+
+/** One full-resolution window of a JPEG already decoded at a reduced scale. */
+function jpegWindow(bytes: Uint8Array, r: LumaResult, checkpoints: RowCheckpoint[], box: Box, what: string, page?: number): Raster {
+  // The same clamping as cropRaster, so the window is the crop of the full page.
+  const x = Math.max(0, Math.min(r.width - 1, Math.floor(box.x)));
+  const y = Math.max(0, Math.min(r.height - 1, Math.floor(box.y)));
+  const crop = {
+    x,
+    y,
+    w: Math.max(1, Math.min(r.width - x, Math.round(box.w))),
+    h: Math.max(1, Math.min(r.height - y, Math.round(box.h))),
+  };
+  if (r.coefficients) {
+    const t = newTarget(r.width, r.height, { scale: 1, crop });
+    finishProgressive(r.coefficients.data, r.coefficients.q, r.coefficients.frame, t);
+    return { width: t.width, height: t.height, data: t.out };
+  }
+  const firstBlockRow = Math.floor(y / 8);
+  let resume: RowCheckpoint | undefined;
+  for (const c of checkpoints) if (c.blockRow <= firstBlockRow) resume = c;
+  const w = wrapDecoder(what, page, () => decodeJpegLumaJob(bytes, { scale: 1, crop, resume }));
+  if (!w) throw new VerifyError("corrupt_file", `the ${what} could not be decoded again for a crop`, page);
+  return w.raster;
 }
