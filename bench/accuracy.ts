@@ -1,21 +1,28 @@
-// Accuracy benchmark (issue 3, part 7), following the protocol in ../shared/design/verification.md.
+// Accuracy benchmark (issues 3 and 14), following the protocol in ../shared/design/verification.md.
 //
-//   npm run bench:accuracy -- <dataset folder> [--json FILE] [--weights shipped|cv|zmean-cv]
-//                             [--train-on <other dataset folder>] [--stride K] [--cache DIR]
-//                             [--page a4-jpeg]
+//   npm run bench:accuracy [-- <dataset folder | folder of datasets>] [--out DIR] [--stride K] [--cache DIR]
+//   npm run bench:accuracy -- <dataset folder> --weights shipped|cv|zmean-cv [--json FILE]
+//   npm run bench:accuracy -- <dataset folder> --train-on <other dataset folder> [--json FILE]
+//   npm run bench:accuracy -- <dataset folder> --page a4-jpeg [--weights ...] [--json FILE]
 //
 // --page a4-jpeg: every image is signed onto a printed form, scanned as a 300 dpi JPEG, and its features
 // are taken from the crop the pipeline locates (bench/lib/a4-page.ts), once with the page decoded whole and
 // once with the scaled decode, from the same pages: both tables, and the shift between them, are printed.
+// It runs the explicit modes below (default cv, or shipped on a dataset the shipped parameters did not see).
 //
 // Every image goes through the production path: decodePage (grey pixels, no metadata), the WASM core's
 // preprocessing and features, buildReferenceModel and compareToModel. Which scoring parameters score it:
+//   (default)    leave-one-dataset-out, the headline: each scored dataset is scored with parameters
+//                trained on the other datasets only (bench/lib/lodo.ts). Given one dataset, its sibling
+//                folders train; given a folder of datasets or nothing (the nearest shared/datasets), every
+//                dataset is scored in turn. Thresholds are the default policy's, never tuned. Writes
+//                <out>/accuracy-lodo-<dataset>.json (out: bench/results).
 //   shipped      src/verify/data/scoring.json (refused on a dataset whose writers trained it)
 //   cv           5-fold writer-disjoint cross-validation: each fold is scored by parameters trained on the
-//                other folds' writers; its random forgeries come from its own fold's writers
+//                other folds' writers; its random forgeries come from its own fold's writers. Secondary:
+//                the other folds share the scored dataset's scanner and script.
 //   zmean-cv     the same, with the classifier replaced by the plain mean of per-group z-scores
-//   --train-on   cross-dataset: parameters trained on all writers of another dataset
-// Default: shipped, or cv when the shipped parameters were trained on this dataset.
+//   --train-on   cross-dataset with an explicit training folder
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_PARAMS, type ScoringParams } from "../src/verify/calibration";
@@ -25,9 +32,10 @@ import { decodePage } from "../src/verify/decode/index";
 import { extractFeatures, type SignatureFeatures } from "../src/verify/features";
 import type { Raster } from "../src/verify/types";
 import { loadDataset, type Dataset, type Sample, type Writer } from "./lib/dataset";
-import { eer, ratesAt } from "./lib/metrics";
+import { lodoParams, lodoTargets } from "./lib/lodo";
 import { loadNodeCore } from "./lib/node-core";
 import { runProtocol, type Trial } from "./lib/protocol";
+import { pct, rates, type Rates } from "./lib/rates";
 import { throughA4Page } from "./lib/a4-page";
 import { fitParams } from "./train/fit";
 
@@ -39,37 +47,6 @@ function arg(name: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
-interface Rates {
-  eer_global: number;
-  eer_writer: number;
-  far: number;
-  frr: number;
-  at: Record<string, { far: number; frr: number }>;
-}
-
-function rates(trials: Trial[], impostor: "skilled" | "random"): Rates {
-  const gen = trials.filter((t) => t.kind === "genuine").map((t) => t.score);
-  const imp = trials.filter((t) => t.kind === impostor).map((t) => t.score);
-  const writers = [...new Set(trials.map((t) => t.writer))];
-  const perWriter = writers
-    .map((w) =>
-      eer(
-        trials.filter((t) => t.writer === w && t.kind === "genuine").map((t) => t.score),
-        trials.filter((t) => t.writer === w && t.kind === impostor).map((t) => t.score),
-      ),
-    )
-    .filter((e) => !Number.isNaN(e));
-  const at: Rates["at"] = {};
-  for (const [name, t] of Object.entries(DEFAULT_THRESHOLDS)) at[name] = ratesAt(gen, imp, t);
-  return {
-    eer_global: eer(gen, imp),
-    eer_writer: perWriter.reduce((s, v) => s + v, 0) / Math.max(1, perWriter.length),
-    far: at.approve.far,
-    frr: at.approve.frr,
-    at,
-  };
-}
-
 function folds(writers: Writer[]): Writer[][] {
   // Deterministic interleaving keeps folds balanced across the index order.
   const out: Writer[][] = Array.from({ length: FOLDS }, () => []);
@@ -77,16 +54,90 @@ function folds(writers: Writer[]): Writer[][] {
   return out;
 }
 
+interface Row {
+  n: number;
+  skilled: Rates;
+  random: Rates;
+}
+
+function printTable(title: string, results: Row[]): void {
+  console.log(`\n${title}`);
+  console.log(
+    `thresholds: auto_approve ${DEFAULT_THRESHOLDS.auto_approve}, approve ${DEFAULT_THRESHOLDS.approve}, flag ${DEFAULT_THRESHOLDS.flag}`,
+  );
+  console.log("   N | skilled EER glob  (writer) | FAR@appr FRR@appr | FAR@auto FAR@flag | random EER glob (writer) | FAR@appr FRR@appr");
+  for (const r of results) {
+    const s = r.skilled,
+      q = r.random;
+    console.log(
+      `${String(r.n).padStart(4)} |        ${pct(s.eer_global)}   (${pct(s.eer_writer)}) |  ${pct(s.far)}  ${pct(s.frr)} |  ${pct(s.at.auto_approve.far)}  ${pct(s.at.flag.far)} |` +
+        `       ${pct(q.eer_global)}  (${pct(q.eer_writer)}) |  ${pct(q.far)}  ${pct(q.frr)}`,
+    );
+  }
+}
+
+const log = (s: string) => process.stderr.write(s);
+
+async function lodo(folder: string | undefined): Promise<void> {
+  const t0 = Date.now();
+  const core = loadNodeCore();
+  const coreBytes = new Uint8Array(readFileSync(fileURLToPath(new URL("../wasm/build/core.wasm", import.meta.url))));
+  const stride = Number(arg("--stride") ?? 1);
+  const cacheDir = arg("--cache");
+  const out = arg("--out") ?? fileURLToPath(new URL("./results", import.meta.url));
+  const { scored, all } = lodoTargets(folder);
+  // Training always sees every writer of the other datasets; --stride thins only the scored ones.
+  const full = new Map<string, Dataset>();
+  for (const f of all) full.set(f, await loadDataset(core, f, coreBytes, { cacheDir, log }));
+  const summary: string[] = [];
+  for (const f of scored) {
+    const ds = stride > 1 ? await loadDataset(core, f, coreBytes, { cacheDir, writerStride: stride }) : full.get(f)!;
+    const params = lodoParams(core, ds, [...full.values()]);
+    const results: Row[] = [];
+    for (const n of NS) {
+      const trials = runProtocol(core, ds.writers, ds.writers, n, params);
+      results.push({ n, skilled: rates(trials, "skilled"), random: rates(trials, "random") });
+    }
+    const label = `leave-one-dataset-out: trained on ${params.trainedOn.join(", ")} only`;
+    printTable(`${ds.name}: ${ds.writers.length} writers, ${label}`, results);
+    const file = join(out, `accuracy-lodo-${ds.name}${stride > 1 ? `-stride${stride}` : ""}.json`);
+    writeFileSync(
+      file,
+      JSON.stringify(
+        {
+          dataset: ds.name,
+          protocol: "leave-one-dataset-out",
+          trainedOn: params.trainedOn,
+          writers: ds.writers.length,
+          stride,
+          thresholds: DEFAULT_THRESHOLDS,
+          seconds_so_far: (Date.now() - t0) / 1000,
+          results,
+        },
+        null,
+        1,
+      ),
+    );
+    summary.push(file);
+  }
+  const images = [...full.values()].reduce((s, d) => s + d.images, 0);
+  console.log(
+    `\nimages decoded+extracted (not cached): ${images}; total ${((Date.now() - t0) / 1000).toFixed(0)} s; wrote ${summary.join(", ")}`,
+  );
+}
+
 async function main(): Promise<void> {
-  const folder = process.argv[2];
-  if (!folder || folder.startsWith("--")) {
-    console.error("usage: npm run bench:accuracy -- <dataset folder> [--json FILE] [--weights shipped|cv|zmean-cv] [--train-on FOLDER]");
+  const folder = process.argv[2] && !process.argv[2].startsWith("--") ? process.argv[2] : undefined;
+  if (!arg("--weights") && !arg("--train-on") && !arg("--page")) return lodo(folder);
+  if (!folder) {
+    console.error(
+      "usage: npm run bench:accuracy -- <dataset folder> [--json FILE] [--weights shipped|cv|zmean-cv] [--train-on FOLDER] [--page a4-jpeg]",
+    );
     process.exit(2);
   }
   const t0 = Date.now();
   const core = loadNodeCore();
   const coreBytes = new Uint8Array(readFileSync(fileURLToPath(new URL("../wasm/build/core.wasm", import.meta.url))));
-  const log = (s: string) => process.stderr.write(s);
   const stride = Number(arg("--stride") ?? 1);
   const cacheDir = arg("--cache");
   const pageMode = arg("--page");
@@ -165,7 +216,6 @@ async function main(): Promise<void> {
   };
   const evaluated = variants.map((v) => ({ name: v.name, results: evaluate(v.ds, v.name) }));
 
-  const pct = (v: number) => (100 * v).toFixed(1).padStart(5) + "%";
   const label = mode === "train-on" ? `trained on ${other!.name}` : mode;
   for (const { name, results } of evaluated) {
     console.log(`\n${ds.name}: ${ds.writers.length} writers, scoring parameters: ${label}`);
