@@ -21,6 +21,12 @@ export const STALE_MS = 2_000;
 export const FLUSH_MS = 1_000;
 /** How often a request waiting for another's gate call looks again. */
 export const POLL_MS = 2;
+/**
+ * A gate call unanswered for this long is given up by the others: the request that made it may have
+ * been cancelled (its client went away) and its promise may never settle. Later requests then make
+ * their own call; the abandoned call's spends are charged again with it (at worst counted twice, never lost).
+ */
+export const CALL_ABANDON_MS = 5_000;
 /** Buckets tracked per isolate; idle ones beyond this are forgotten. */
 const MAX_BUCKETS = 5_000;
 
@@ -43,6 +49,9 @@ export class LocalBucket {
   #inFlight = 0;
   /** A gate call is in flight: other requests wait for its answer before they decide. */
   #busy = false;
+  /** When the call in flight started, and which call it is (an abandoned call's end must not clear a newer one). */
+  #busySince = 0;
+  #callSeq = 0;
   #flushing = false;
 
   constructor(
@@ -82,7 +91,7 @@ export class LocalBucket {
         this.#scheduleFlush(settle, background);
         return { ok: true };
       }
-      if (!this.#busy) break;
+      if (!this.#waitingOnCall) break;
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
     const result = await this.#call(settle, 1);
@@ -91,13 +100,21 @@ export class LocalBucket {
 
   /** Whether nothing is owed to the gate (the entry may be forgotten). */
   get idle(): boolean {
-    return !this.#busy && this.#unreported === 0;
+    return !this.#waitingOnCall && this.#unreported === 0;
+  }
+
+  /** A call is in flight and not yet given up (CALL_ABANDON_MS). */
+  get #waitingOnCall(): boolean {
+    return this.#busy && this.now() - this.#busySince < CALL_ABANDON_MS;
   }
 
   /** One gate call: the unreported spends first, then `want` tokens. */
   async #call(settle: Settle, want: number): Promise<SettleResult> {
     this.#busy = true;
-    const spent = this.#unreported;
+    this.#busySince = this.now();
+    const seq = ++this.#callSeq;
+    // An abandoned call's spends are carried again: the gate may then count them twice, never not at all.
+    const spent = this.#unreported + this.#inFlight;
     this.#unreported = 0;
     this.#inFlight = spent;
     try {
@@ -105,12 +122,14 @@ export class LocalBucket {
       this.#known = { tokens: result.tokens, updatedAt: result.updatedAt, heardAt: this.now() };
       return result;
     } catch (err) {
-      // The spends were not charged: they go with the next call.
-      this.#unreported += spent;
+      // The spends were not charged: they go with the next call (unless a newer call carries them already).
+      if (seq === this.#callSeq) this.#unreported += spent;
       throw err;
     } finally {
-      this.#inFlight = 0;
-      this.#busy = false;
+      if (seq === this.#callSeq) {
+        this.#inFlight = 0;
+        this.#busy = false;
+      }
     }
   }
 
@@ -121,7 +140,7 @@ export class LocalBucket {
       (async () => {
         await new Promise((r) => setTimeout(r, FLUSH_MS));
         // Spends admitted while a call was in flight are not in it: wait for it, then report them.
-        while (this.#busy) await new Promise((r) => setTimeout(r, POLL_MS));
+        while (this.#waitingOnCall) await new Promise((r) => setTimeout(r, POLL_MS));
         this.#flushing = false;
         // A call in the meantime may have carried them all.
         if (this.#unreported === 0) return;

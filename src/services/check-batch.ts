@@ -2,8 +2,7 @@
  * Running the items of one job that arrived in one queue batch, together. Per item, the work is the
  * same as runItem's (the verification core, the input and crop files); what one item alone would pay
  * per item is paid once per batch: reading the job and its items (one query), moving the job to
- * running (one Job DO call), loading each subject's reference model, storing the outcomes (one D1
- * batch) and settling them (settleResults: one Job DO call, one usage call, one progress mirror).
+ * running (one Job DO call), loading each subject's reference model, and settling the outcomes (settleResults: one Job DO call, one usage call, one progress mirror).
  *
  * The items are evaluated concurrently: while one waits on storage, another computes. Exactly once
  * holds as in runItem: an outcome is stored only over a pending item (a racing delivery's stands),
@@ -62,38 +61,44 @@ export async function runItems(
     const started = await jobObject(ctx.env, ctx.org.id, jobId).start();
     if (started) await repo.mirrorProgress(ctx.org.id, jobId, started);
     const opts: RunOptions = { models: new Map(), renderCrops: false };
+    // Each outcome is stored as soon as it is computed: if the invocation dies part way (CPU or memory
+    // limit), a redelivery settles what was stored instead of computing the whole batch again, so a
+    // batch always makes progress. Settling stays once per batch.
     const evaluated = await Promise.all(
       pending.map((item) =>
-        gate(() => evaluate(ctx, job, item, opts)).then(
-          (result) => ({ item, result }),
+        gate(async () => {
+          const result = await evaluate(ctx, job, item, opts);
+          const [stored] = await repo.finishItems(ctx.org.id, jobId, [
+            {
+              index: item.itemIndex,
+              outcome: {
+                decision: result.decision,
+                score: result.score,
+                billable: result.billable,
+                result: JSON.stringify(result),
+                completedAt: result.completed_at,
+                pageCount: result.pages ?? item.pageCount,
+              },
+            },
+          ]);
+          return { item, result, stored };
+        }).then(
+          (done) => done,
           (error: unknown) => ({ item, error }),
         ),
       ),
     );
-    const computed: { item: CheckItemRow; result: StoredResult }[] = [];
+    const computed: { item: CheckItemRow; result: StoredResult; stored: boolean }[] = [];
     for (const e of evaluated) {
       if ("result" in e) computed.push(e);
       else outcome.set(e.item.itemIndex, e.error);
     }
-    const stored = await repo.finishItems(
-      ctx.org.id,
-      jobId,
-      computed.map(({ item, result }) => ({
-        index: item.itemIndex,
-        outcome: {
-          decision: result.decision,
-          score: result.score,
-          billable: result.billable,
-          result: JSON.stringify(result),
-          completedAt: result.completed_at,
-          pageCount: result.pages ?? item.pageCount,
-        },
-      })),
-    );
     // Another delivery stored some outcomes first: those stand.
-    const lost = computed.filter((_, n) => !stored[n]).map((c) => c.item.itemIndex);
-    const theirs = new Map((await repo.items(ctx.org.id, jobId, lost)).map((r) => [r.itemIndex, storedResultOf(r)]));
-    for (const [n, c] of computed.entries()) results.push(stored[n] ? c.result : (theirs.get(c.item.itemIndex) ?? c.result));
+    const lost = computed.filter((c) => !c.stored).map((c) => c.item.itemIndex);
+    const theirs = lost.length
+      ? new Map((await repo.items(ctx.org.id, jobId, lost)).map((r) => [r.itemIndex, storedResultOf(r)]))
+      : new Map<number, StoredResult | null>();
+    for (const c of computed) results.push(c.stored ? c.result : (theirs.get(c.item.itemIndex) ?? c.result));
   }
 
   results.sort((a, b) => a.item_index - b.item_index);

@@ -6,7 +6,8 @@ import type { RejectionReason } from "../domain/enrolment";
 import { getCore } from "../verify/core-module";
 import { openDocument } from "../verify/decode";
 import { buildReferenceModel } from "../verify/model";
-import { estimateForgeability } from "../verify/forgeability";
+import { estimateForgeability, type Forgeability } from "../verify/forgeability";
+import { logError } from "../util/log";
 import { enrolReference } from "../verify/pipeline";
 import { fitWithin, encodeGreyPng } from "../verify/render";
 import type { SignatureFeatures } from "../verify/features";
@@ -71,7 +72,7 @@ export function liveEngine(): VerificationEngine {
       return {
         model,
         outliers: model.refs.filter((r) => r.outlier).map((r) => r.refId),
-        forgeability: opts ? estimateForgeability(model, core.groupOffsets, opts.approveThreshold) : null,
+        forgeability: opts ? safeForgeability(() => estimateForgeability(model, core.groupOffsets, opts.approveThreshold)) : null,
       };
     },
 
@@ -81,4 +82,18 @@ export function liveEngine(): VerificationEngine {
     },
   };
   return engine;
+}
+
+/**
+ * The forgeability estimate is advice beside the model: when it fails, or gives something that is not a
+ * finite number, the model is still stored and the subject shows `forgeability: null`.
+ */
+function safeForgeability(estimate: () => Forgeability): Forgeability | null {
+  try {
+    const f = estimate();
+    return [f.estimatedFarAtApprove, f.consistency, f.complexity].every(Number.isFinite) ? f : null;
+  } catch (err) {
+    logError("forgeability estimate failed", err);
+    return null;
+  }
 }

@@ -11,6 +11,7 @@ import { unreadableInput } from "../http/verify-problem";
 import { isVerifyError } from "../verify/types";
 import { deletePrefix, modelKey, referenceFileKey, subjectPrefix } from "../storage/files";
 import { subjectsRepo } from "../storage/subjects";
+import { logError } from "../util/log";
 import { reviewsRepo } from "../storage/reviews";
 import type { ReferenceRow } from "../storage/schema/subjects";
 import type { VerificationEngine } from "./engine";
@@ -234,14 +235,17 @@ export async function rebuildModel(deps: Pick<EnrolDeps, "store" | "engine">, or
     }
     return;
   }
-  const policy = await forgeabilityPolicy(deps.store.db, orgId);
+  // The estimate is advice: a failed policy read leaves it out, never the model.
+  const policy = await forgeabilityPolicy(deps.store.db, orgId).catch((err: unknown) => {
+    logError("forgeability policy could not be read", err, { subject_reference: subjectReference });
+    return null;
+  });
   const build = await deps.engine.buildModel(
     live.map((r) => ({ refId: r.refId, features: JSON.parse(r.features!), learned: r.kind === "learned" })),
-    { approveThreshold: policy.approveThreshold },
+    policy ? { approveThreshold: policy.approveThreshold } : undefined,
   );
-  const forgeability = build.forgeability
-    ? JSON.stringify(forgeabilityRecord(build.forgeability, policy.ref, new Date().toISOString()))
-    : null;
+  const forgeability =
+    build.forgeability && policy ? JSON.stringify(forgeabilityRecord(build.forgeability, policy.ref, new Date().toISOString())) : null;
   const key = modelKey(orgId, subjectReference, subject.refsRevision);
   await deps.store.files.put(key, JSON.stringify({ revision: subject.refsRevision, model: build.model }), {
     httpMetadata: { contentType: "application/json" },

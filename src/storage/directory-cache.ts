@@ -19,6 +19,11 @@ export const DIRECTORY_CACHE_TTL_MS = 30_000;
 export const DIRECTORY_CACHE_MAX_ENTRIES = 2_000;
 
 const keys = new TtlCache<ApiKeyRecord>(DIRECTORY_CACHE_TTL_MS, DIRECTORY_CACHE_MAX_ENTRIES);
+/**
+ * Bumped by every forget: a directory read that began before a change (a revocation, a suspension)
+ * may end after it, and must not put what it read back into the cache.
+ */
+let generation = 0;
 const chains = new TtlCache<Org[]>(DIRECTORY_CACHE_TTL_MS, DIRECTORY_CACHE_MAX_ENTRIES);
 
 /** The key record, from the cache when `mayUseCache` and present, else from the directory (then cached). */
@@ -27,7 +32,9 @@ export async function apiKeyRecord(dir: Directory, keyId: string, mayUseCache: b
     const hit = keys.get(keyId);
     if (hit) return hit;
   }
+  const seen = generation;
   const key = await dir.getApiKey(keyId);
+  if (seen !== generation) return key;
   // Unknown ids are not cached: a key minted a moment later must work at once.
   if (key) keys.set(keyId, key);
   else keys.delete(keyId);
@@ -40,7 +47,9 @@ export async function orgChain(dir: Directory, orgId: string, mayUseCache: boole
     const hit = chains.get(orgId);
     if (hit) return hit;
   }
+  const seen = generation;
   const chain = await dir.orgWithAncestors(orgId);
+  if (seen !== generation) return chain;
   if (chain.length > 0) chains.set(orgId, chain);
   else chains.delete(orgId);
   return chain;
@@ -48,6 +57,7 @@ export async function orgChain(dir: Directory, orgId: string, mayUseCache: boole
 
 /** A key changed (revoked): its cached record is dropped. */
 export function forgetApiKey(keyId: string): void {
+  generation++;
   keys.delete(keyId);
 }
 
@@ -56,6 +66,7 @@ export function forgetApiKey(keyId: string): void {
  * suspends its descendants), and changes are rare, so all chains are dropped.
  */
 export function forgetOrgs(): void {
+  generation++;
   chains.clear();
 }
 

@@ -16,8 +16,32 @@ export function concurrencyGate(limit: number): <R>(fn: () => Promise<R>) => Pro
   };
 }
 
-/** `fn` over every item with at most `limit` calls in flight at once; the results in input order. */
-export function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+/**
+ * `fn` over every item with at most `limit` calls in flight at once; the results in input order. On the
+ * first failure no further call starts, and the returned promise rejects only once every call already
+ * started has ended: a caller that cleans up after a failure (deletes what was written) then sees
+ * nothing land behind its back.
+ */
+export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
   const gate = concurrencyGate(limit);
-  return Promise.all(items.map((item, n) => gate(() => fn(item, n))));
+  let failed = false;
+  const settled = await Promise.allSettled(
+    items.map((item, n) =>
+      gate(async () => {
+        if (failed) throw new Skipped();
+        try {
+          return await fn(item, n);
+        } catch (err) {
+          failed = true;
+          throw err;
+        }
+      }),
+    ),
+  );
+  const firstError = settled.find((r): r is PromiseRejectedResult => r.status === "rejected" && !(r.reason instanceof Skipped));
+  if (firstError) throw firstError.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<R>).value);
 }
+
+/** A call not started because an earlier one failed. */
+class Skipped extends Error {}

@@ -40,4 +40,21 @@ describe("concurrency gate", () => {
     expect(out).toEqual([50, 41, 32, 23, 14]);
     expect(peak).toBe(3);
   });
+
+  it("mapLimited: after a failure starts nothing new, and rejects only when every started call has ended", async () => {
+    const ended: number[] = [];
+    const started: number[] = [];
+    const slow = new Set([0, 2]);
+    const run = mapLimited([0, 1, 2, 3, 4, 5], 3, async (n) => {
+      started.push(n);
+      await new Promise((r) => setTimeout(r, slow.has(n) ? 30 : 1));
+      ended.push(n);
+      if (n === 1) throw new Error("put 1 failed");
+      return n;
+    });
+    await expect(run).rejects.toThrow("put 1 failed");
+    // 0 and 2 were in flight when 1 failed: both ended before the rejection; 3 to 5 never started.
+    expect(started).toEqual([0, 1, 2]);
+    expect(ended.sort()).toEqual([0, 1, 2]);
+  });
 });
