@@ -2,7 +2,9 @@
  * Running the items of one job that arrived in one queue batch, together. Per item, the work is the
  * same as runItem's (the verification core, the input and crop files); what one item alone would pay
  * per item is paid once per batch: reading the job and its items (one query), moving the job to
- * running (one Job DO call), loading each subject's reference model, and settling the outcomes (settleResults: one Job DO call, one usage call, one progress mirror).
+ * running (one Job DO call), loading each subject's reference model, and settling the outcomes
+ * (settleResults: one Job DO call, one usage call, one progress mirror). Each outcome is still stored
+ * alone, as soon as it is computed, so that a batch killed part way keeps its progress.
  *
  * The items are evaluated concurrently: while one waits on storage, another computes. Exactly once
  * holds as in runItem: an outcome is stored only over a pending item (a racing delivery's stands),
