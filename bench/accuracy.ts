@@ -218,25 +218,10 @@ async function main(): Promise<void> {
 
   const label = mode === "train-on" ? `trained on ${other!.name}` : mode;
   for (const { name, results } of evaluated) {
-    console.log(`\n${ds.name}: ${ds.writers.length} writers, scoring parameters: ${label}`);
-    if (pageMode) {
-      const c = counts[name as "whole" | "scaled"];
-      console.log(
-        `through a 300 dpi JPEG form page (${name} decode): signature located on ${c.located} page(s), missed on ${c.missed} (those use the known box)`,
-      );
-    }
-    console.log(
-      `thresholds: auto_approve ${DEFAULT_THRESHOLDS.auto_approve}, approve ${DEFAULT_THRESHOLDS.approve}, flag ${DEFAULT_THRESHOLDS.flag}`,
-    );
-    console.log("   N | skilled EER glob  (writer) | FAR@appr FRR@appr | FAR@auto FAR@flag | random EER glob (writer) | FAR@appr FRR@appr");
-    for (const r of results) {
-      const s = r.skilled,
-        q = r.random;
-      console.log(
-        `${String(r.n).padStart(4)} |        ${pct(s.eer_global)}   (${pct(s.eer_writer)}) |  ${pct(s.far)}  ${pct(s.frr)} |  ${pct(s.at.auto_approve.far)}  ${pct(s.at.flag.far)} |` +
-          `       ${pct(q.eer_global)}  (${pct(q.eer_writer)}) |  ${pct(q.far)}  ${pct(q.frr)}`,
-      );
-    }
+    const page = pageMode
+      ? `\nthrough a 300 dpi JPEG form page (${name} decode): signature located on ${counts[name as "whole" | "scaled"].located} page(s), missed on ${counts[name as "whole" | "scaled"].missed} (those use the known box)`
+      : "";
+    printTable(`${ds.name}: ${ds.writers.length} writers, scoring parameters: ${label}${page}`, results);
   }
   let largestShift = 0;
   if (evaluated.length === 2) {

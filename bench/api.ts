@@ -19,16 +19,15 @@
  * (default 2), API_BENCH_SECONDS (per phase, default 20), API_BENCH_TENANTS (default 6),
  * API_BENCH_OUT (result file, default bench/results/api.json).
  */
-import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync, openSync } from "node:fs";
-import net from "node:net";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { PERMISSIONS } from "../src/domain/tenancy";
+import { startLocalWorker, type LocalWorker } from "../test/browser/local-worker";
 import { signaturePng } from "../test/helpers/signatures";
 
 const root = path.join(import.meta.dirname, "..");
-const wrangler = path.join(root, "node_modules/.bin/wrangler");
 const RATE = Number(process.env.API_BENCH_RATE ?? 10);
 const CHECK_RATE = Number(process.env.API_BENCH_CHECK_RATE ?? 2);
 const SECONDS = Number(process.env.API_BENCH_SECONDS ?? 20);
@@ -36,25 +35,7 @@ const TENANTS = Number(process.env.API_BENCH_TENANTS ?? 6);
 const OUT = process.env.API_BENCH_OUT ?? path.join(root, "bench/results/api.json");
 const OPERATOR = "bench-operator-token";
 const WARMUP_SECONDS = 3;
-const ALL_PERMISSIONS = [
-  "sig:checks:create",
-  "sig:checks:read",
-  "sig:subjects:read",
-  "sig:references:write",
-  "sig:references:delete",
-  "sig:settings:manage",
-  "org:read",
-  "org:children:access",
-];
 const WRITER = 11;
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -81,54 +62,6 @@ interface Route {
 }
 
 const keyOf = (r: Pick<Route, "target" | "name">) => `${r.target}|${r.name}`;
-
-async function startService(tree: string): Promise<{ base: string; child: ChildProcess; state: string }> {
-  const state = mkdtempSync(path.join(os.tmpdir(), "countersign-bench-api-"));
-  for (const db of ["countersign-directory", "countersign-us", "countersign-eu"]) {
-    execFileSync(wrangler, ["d1", "migrations", "apply", db, "--local", "--persist-to", state], {
-      cwd: tree,
-      stdio: ["ignore", "ignore", "inherit"],
-      env: { ...process.env, CI: "true" },
-    });
-  }
-  const port = await freePort();
-  const inspector = await freePort();
-  mkdirSync(path.join(root, "bench/results"), { recursive: true });
-  const log = openSync(path.join(state, "wrangler.log"), "w");
-  const child = spawn(
-    wrangler,
-    [
-      "dev",
-      "--port",
-      String(port),
-      "--ip",
-      "127.0.0.1",
-      "--inspector-port",
-      String(inspector),
-      "--persist-to",
-      state,
-      "--show-interactive-dev-session=false",
-      "--var",
-      `OPERATOR_TOKEN:${OPERATOR}`,
-      "--var",
-      "BUCKET_SECRET_KEY:bench-bucket-secret-key",
-      "--var",
-      "BENCH_BARE_ROUTE:1",
-    ],
-    // The access log (one line per request) goes to a file, as it would go to Workers Logs.
-    { cwd: tree, stdio: ["ignore", log, log], env: { ...process.env, CI: "true" }, detached: true },
-  );
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 240; i++) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited (${child.exitCode}); see ${state}/wrangler.log`);
-    try {
-      const res = await fetch(`${base}/health`);
-      if (res.ok) return { base, child, state };
-    } catch {}
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`wrangler dev did not answer; see ${state}/wrangler.log`);
-}
 
 async function call(
   base: string,
@@ -164,7 +97,7 @@ async function seed(base: string): Promise<Tenant[]> {
     });
     const minted = await call(base, "POST", `/platform/orgs/${org.org_id}/keys`, {
       auth: OPERATOR,
-      json: { permissions: ALL_PERMISSIONS },
+      json: { permissions: PERMISSIONS },
     });
     const refs = new FormData();
     for (let v = 0; v < 3; v++) refs.append(`r${v}`, new Blob([signaturePng(WRITER, v)], { type: "image/png" }), `r${v}.png`);
@@ -312,24 +245,21 @@ async function main() {
   // one in the same benchmark: both get the same schedule at the same time, so machine load hits both alike.
   const trees: [string, string][] = [["after", root]];
   if (process.env.API_BENCH_BASELINE) trees.unshift(["before", path.resolve(process.env.API_BENCH_BASELINE)]);
-  const started: { target: string; base: string; child: ChildProcess; state: string }[] = [];
-  const stop = () => {
-    for (const s of started) {
-      try {
-        // wrangler dev runs workerd as a child: end the process group this script started.
-        if (s.child.pid) process.kill(-s.child.pid, "SIGTERM");
-      } catch {}
-    }
-  };
-  process.on("exit", stop);
-  for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => process.exit(130));
-  let ok = false;
+  const started: LocalWorker[] = [];
+  // A run keeps wrangler's output (the access log, one line per request) for a look afterwards.
+  const logs = mkdtempSync(path.join(os.tmpdir(), "countersign-bench-api-"));
+  const stopAll = () => Promise.all(started.map((s) => s.stop()));
+  for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => void stopAll().then(() => process.exit(130)));
   try {
     const services: Service[] = [];
     for (const [target, tree] of trees) {
-      const svc = await startService(tree);
-      started.push({ target, ...svc });
-      console.log(`${target}: service at ${svc.base} from ${tree} (state ${svc.state}); seeding ${TENANTS} organisations`);
+      const logFile = path.join(logs, `${target}.log`);
+      const svc = await startLocalWorker(
+        { OPERATOR_TOKEN: OPERATOR, BUCKET_SECRET_KEY: "bench-bucket-secret-key", BENCH_BARE_ROUTE: "1" },
+        { root: tree, logFile },
+      );
+      started.push(svc);
+      console.log(`${target}: service at ${svc.base} from ${tree} (log ${logFile}); seeding ${TENANTS} organisations`);
       services.push({ target, base: svc.base, tenants: await seed(svc.base) });
     }
     const routes = await Promise.all(services.map(routesOf));
@@ -363,14 +293,12 @@ async function main() {
       warmup_seconds: WARMUP_SECONDS,
       rows,
     };
+    mkdirSync(path.dirname(OUT), { recursive: true });
     writeFileSync(OUT, `${JSON.stringify(result, null, 2)}\n`);
     console.log(`wrote ${path.relative(process.cwd(), OUT)}`);
     if (rows.some((r) => r.errors > 0)) process.exitCode = 1;
-    ok = true;
   } finally {
-    stop();
-    // A failed run keeps its state and wrangler.log for a look.
-    if (ok) for (const s of started) rmSync(s.state, { recursive: true, force: true });
+    await stopAll();
   }
 }
 

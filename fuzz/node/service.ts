@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { unstable_startWorker } from "wrangler";
 import { encodePng, makeWriter, renderSignature } from "../../test/fixtures/generator";
+import { PERMISSIONS } from "../../src/domain/tenancy";
 import { FUZZ_SUBJECT } from "../mutators/multipart";
 import type { HttpRequestCase } from "../core/types";
 import { descendantsNamed } from "./memory";
@@ -17,16 +18,6 @@ const ROOT = path.resolve(import.meta.dirname, "../..");
 const WRANGLER = path.join(ROOT, "node_modules/.bin/wrangler");
 // At least 16 characters, as the configuration requires of the operator secret.
 const OPERATOR = `op_fuzz_operator_${process.pid}`;
-const ALL_PERMISSIONS = [
-  "sig:checks:create",
-  "sig:checks:read",
-  "sig:subjects:read",
-  "sig:references:write",
-  "sig:references:delete",
-  "sig:settings:manage",
-  "org:read",
-  "org:children:access",
-];
 /** Per organisation, at most one request per this many ms (under the 20/s bucket). */
 const PACE_MS = 60;
 
@@ -74,7 +65,7 @@ export class Service {
     this.#keys = [];
     for (let i = 0; i < this.orgs; i++) {
       const org = await this.#operator("POST", "/platform/orgs", { name: `fuzz ${i}`, region: "us", billing: "active" });
-      const minted = await this.#operator("POST", `/platform/orgs/${org.org_id}/keys`, { permissions: ALL_PERMISSIONS, name: "fuzz" });
+      const minted = await this.#operator("POST", `/platform/orgs/${org.org_id}/keys`, { permissions: PERMISSIONS, name: "fuzz" });
       this.#keys.push({ key: minted.key, nextAt: 0 });
       await this.#enrol(minted.key);
     }

@@ -1,10 +1,10 @@
 /**
- * Starts the Worker locally for browser tests: a fresh temporary state directory with every D1
+ * Starts the Worker locally (browser tests, bench:api): a fresh temporary state directory with every D1
  * migration applied, `wrangler dev` on a free port (and a free inspector port), and a way to stop it
  * that ends the whole process group and removes the state.
  */
 import { spawn, execFile, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -21,6 +21,13 @@ export interface LocalWorker {
   stop(): Promise<void>;
 }
 
+export interface LocalWorkerOptions {
+  /** The tree of this repository to run (default: this one), e.g. the code before a change. */
+  root?: string;
+  /** Where wrangler's output goes (it outlives the state); default: kept in memory for the error message. */
+  logFile?: string;
+}
+
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
@@ -34,11 +41,12 @@ async function freePort(): Promise<number> {
 
 const quietEnv = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
 
-export async function startLocalWorker(vars: Record<string, string> = {}): Promise<LocalWorker> {
+export async function startLocalWorker(vars: Record<string, string> = {}, opts: LocalWorkerOptions = {}): Promise<LocalWorker> {
+  const root = opts.root ?? ROOT;
   const state = mkdtempSync(path.join(tmpdir(), "countersign-browser-"));
   try {
     for (const db of DATABASES) {
-      await run(WRANGLER, ["d1", "migrations", "apply", db, "--local", "--persist-to", state], { cwd: ROOT, env: quietEnv });
+      await run(WRANGLER, ["d1", "migrations", "apply", db, "--local", "--persist-to", state], { cwd: root, env: quietEnv });
     }
   } catch (err) {
     rmSync(state, { recursive: true, force: true });
@@ -46,7 +54,7 @@ export async function startLocalWorker(vars: Record<string, string> = {}): Promi
   }
   const port = await freePort();
   const inspector = await freePort();
-  const operatorToken = `op_browser_${Math.random().toString(36).slice(2)}`;
+  const operatorToken = vars.OPERATOR_TOKEN ?? `op_browser_${Math.random().toString(36).slice(2)}`;
   const args = [
     "dev",
     "--port",
@@ -61,8 +69,10 @@ export async function startLocalWorker(vars: Record<string, string> = {}): Promi
   ];
   for (const [k, v] of Object.entries({ OPERATOR_TOKEN: operatorToken, ...vars })) args.push("--var", `${k}:${v}`);
   // Its own process group, so stopping it ends workerd too.
-  const child: ChildProcess = spawn(WRANGLER, args, { cwd: ROOT, env: quietEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-  let log = "";
+  const out = opts.logFile ? openSync(opts.logFile, "w") : "pipe";
+  const child: ChildProcess = spawn(WRANGLER, args, { cwd: root, env: quietEnv, detached: true, stdio: ["ignore", out, out] });
+  if (typeof out === "number") closeSync(out);
+  let log = opts.logFile ? `(see ${opts.logFile})` : "";
   child.stdout?.on("data", (d) => (log += d));
   child.stderr?.on("data", (d) => (log += d));
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
