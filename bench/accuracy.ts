@@ -23,7 +23,7 @@
 //                the other folds share the scored dataset's scanner and script.
 //   zmean-cv     the same, with the classifier replaced by the plain mean of per-group z-scores
 //   --train-on   cross-dataset with an explicit training folder
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_PARAMS, type ScoringParams } from "../src/verify/calibration";
 import { DEFAULT_THRESHOLDS } from "../src/domain/policy-defaults";
@@ -85,6 +85,7 @@ async function lodo(folder: string | undefined): Promise<void> {
   const stride = Number(arg("--stride") ?? 1);
   const cacheDir = arg("--cache");
   const out = arg("--out") ?? fileURLToPath(new URL("./results", import.meta.url));
+  mkdirSync(out, { recursive: true });
   const { scored, all } = lodoTargets(folder);
   // Training always sees every writer of the other datasets; --stride thins only the scored ones.
   const full = new Map<string, Dataset>();
