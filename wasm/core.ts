@@ -6,6 +6,7 @@ import { arenaAlloc, arenaReset } from "./lib/arena";
 import { GROUP_COUNT, G_KIND, featureLength as layoutLength, groupOffset as layoutOffset } from "./lib/layout";
 import * as pre from "./lib/preprocess";
 import { extractFeatures } from "./lib/features";
+import { normaliseWidth, skeletonLength, strokeWidth } from "./lib/stroke";
 export { groupDistances, chi2, l2sq } from "./lib/distance";
 
 export function reset(): void {
@@ -42,10 +43,37 @@ export function warp(rot: f32, scale: f32, shear: f32, elastic: f32, phase: f32)
   pre.warp(rot, scale, shear, elastic, phase);
 }
 
+/**
+ * Mean stroke width, in pixels of the normalised image, that the shape features see (lib/stroke.ts).
+ * The development sets' medians are 2.4 px (Dutch) and 3.5 px (Bengali).
+ */
+const STROKE_WIDTH: f32 = 2.0;
+/**
+ * Groups computed on the width-normalised image (bit g = group g of lib/layout.ts): HOG (0-3), ink mass
+ * (8), profiles (9), orientation co-occurrence (11, 12) and the column sequence (13). LBP (4-7) reads the
+ * stroke's texture and the global shape (10) the ink box, so they stay on the original.
+ */
+const SHAPE_GROUPS: i32 = 0b11101100001111;
+
 /** Features of the current normalised image. */
 export function features(): usize {
   const aspect: f32 = pre.inkH > 0 ? <f32>pre.inkW / <f32>pre.inkH : 1;
-  return extractFeatures(pre.normPtr, pre.normW, pre.normH, aspect);
+  const f = extractFeatures(pre.normPtr, pre.normW, pre.normH, aspect);
+  if (pre.normW == 0) return f;
+  const even = normaliseWidth(pre.normPtr, pre.normW, pre.normH, STROKE_WIDTH);
+  if (even == pre.normPtr) return f;
+  const g = extractFeatures(even, pre.normW, pre.normH, aspect);
+  for (let k = 0; k < GROUP_COUNT; k++) {
+    if (((SHAPE_GROUPS >> k) & 1) == 0) continue;
+    const at = <usize>layoutOffset(k) << 2;
+    memory.copy(f + at, g + at, <usize>(layoutOffset(k + 1) - layoutOffset(k)) << 2);
+  }
+  return f;
+}
+
+/** The last width normalisation: 0 = mean stroke width before it (x 1000), 1 = skeleton length. */
+export function strokeInfo(i: i32): i32 {
+  return i == 0 ? <i32>(strokeWidth * 1000) : skeletonLength;
 }
 
 /** preprocess + features; returns the feature pointer (all zeros for a blank crop: check inkFound()). */

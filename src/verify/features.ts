@@ -9,13 +9,19 @@
  * ink mass per zone, projection profiles and a column sequence (upper and lower contour, density,
  * transitions) that the core matches by dynamic time warping (layout in wasm/lib/layout.ts). Absolute ink
  * darkness and other scanner traces do not reach it: ink weights are relative to the image's own paper and
- * ink levels, and isolated specks are left out of the ink box.
+ * ink levels, and isolated specks are left out of the ink box. The shape groups (HOG, ink mass, profiles,
+ * co-occurrence, column sequence) are computed on the ink redrawn at one mean stroke width (version 3,
+ * wasm/lib/stroke.ts); the LBP groups keep the stroke's own texture.
  */
 import type { Core } from "./core";
 import type { Raster } from "./types";
 
-/** Bump when the core's features change: stored models built with another version must be rebuilt. */
-export const FEATURE_VERSION = 2;
+/**
+ * Bump when the core's features change. Stored references of another version are re-extracted from their
+ * files and their models rebuilt before use; the shipped parameters are retrained (`npm run train:scoring`,
+ * `npm run train:forgeability`).
+ */
+export const FEATURE_VERSION = 3;
 
 export interface SignatureFeatures {
   version: number;

@@ -1,0 +1,18 @@
+// The shipped scoring and forgeability parameters are fitted on feature vectors of one version of the core.
+// Parameters fitted on another version would score nonsense without any error, so a change to the
+// features must come with retrained files (npm run train:scoring, npm run train:forgeability).
+import { describe, expect, it } from "vitest";
+import { FEATURE_VERSION } from "../../src/verify/features";
+import scoring from "../../src/verify/data/scoring.json";
+import forgeability from "../../src/verify/data/forgeability.json";
+
+describe("shipped parameters", () => {
+  it("were fitted on the features the core extracts today", () => {
+    expect(scoring.featureVersion).toBe(FEATURE_VERSION);
+    expect(forgeability.featureVersion).toBe(FEATURE_VERSION);
+  });
+
+  it("were fitted on both development datasets", () => {
+    expect([...scoring.trainedOn].sort()).toEqual(["bhsig260-bengali", "sigcomp2011-dutch"]);
+  });
+});
