@@ -403,14 +403,19 @@ async function loadModel(ctx: CheckContext, spec: ItemSpec): Promise<ReferenceMo
   const subjectReference = spec.subjectReference!;
   const repo = subjectsRepo(ctx.store.db);
   const read = async () => {
-    const subject = await repo.get(ctx.org.id, subjectReference);
-    if (!subject) return null;
-    const [refs, obj] = await Promise.all([
-      repo.references(ctx.org.id, subjectReference),
-      subject.modelKey ? ctx.store.files.get(subject.modelKey) : null,
-    ]);
-    const stored = obj ? ((await obj.json()) as { model: unknown }) : null;
-    return { subject, live: refs.filter((r) => r.status === "enrolled"), model: stored?.model ?? null };
+    for (let attempt = 1; ; attempt++) {
+      const subject = await repo.get(ctx.org.id, subjectReference);
+      if (!subject) return null;
+      const [refs, obj] = await Promise.all([
+        repo.references(ctx.org.id, subjectReference),
+        subject.modelKey ? ctx.store.files.get(subject.modelKey) : null,
+      ]);
+      // A model named by the row but gone from R2 was replaced meanwhile (a concurrent rebuild stores its
+      // own and deletes the previous one): read the row again rather than report no references.
+      if (subject.modelKey && !obj && attempt < 3) continue;
+      const stored = obj ? ((await obj.json()) as { model: unknown }) : null;
+      return { subject, live: refs.filter((r) => r.status === "enrolled"), model: stored?.model ?? null };
+    }
   };
   let state = await read();
   if (!state) return { code: "subject_not_found", detail: `The subject ${subjectReference} does not exist; enrol references first.` };
