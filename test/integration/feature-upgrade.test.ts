@@ -7,7 +7,8 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { FEATURE_VERSION, encodeVector } from "../../src/verify/features";
+import { FEATURE_VERSION } from "../../src/verify/features";
+import { OLD_VECTOR, OLD_VERSION, makeStale as makeStaleOf } from "../helpers/stale-features";
 import { itemReferenceKey } from "../../src/services/inbox";
 import { rebuildModel } from "../../src/services/enrolment";
 import { liveEngine } from "../../src/services/engine-live";
@@ -18,10 +19,6 @@ import { checkForm, enrolWriter, postCheck, type CheckResultBody } from "../help
 import { until } from "../helpers/wait";
 
 const WRITER = 19;
-const OLD_VERSION = FEATURE_VERSION - 1;
-/** What an older core's vector could look like: another length, so it cannot pass for a current one. */
-const OLD_VECTOR = encodeVector(new Float32Array(16).fill(0.5));
-
 interface StoredSignature {
   version: number;
   vector: string;
@@ -91,33 +88,7 @@ function signatureOf(json: string): StoredSignature {
   return (JSON.parse(json) as StoredFeatures).signature;
 }
 
-/**
- * Rewrites the subject's live references and its stored model as the previous feature version left them;
- * returns each reference's features as enrolment stored them.
- */
-async function makeStale(subject: string): Promise<Map<string, string>> {
-  const before = new Map<string, string>();
-  for (const r of await rows(subject)) {
-    if (r.status !== "enrolled" || !r.features) continue;
-    before.set(r.ref_id, r.features);
-    const f = JSON.parse(r.features) as StoredFeatures;
-    f.signature.version = OLD_VERSION;
-    f.signature.vector = OLD_VECTOR;
-    await env.DB_US.prepare("UPDATE subject_references SET features = ? WHERE org_id = ? AND subject_reference = ? AND ref_id = ?")
-      .bind(JSON.stringify(f), org.orgId, subject, r.ref_id)
-      .run();
-  }
-  const { model_key } = await subjectRow(subject);
-  const obj = await env.FILES_US.get(model_key!);
-  const stored = (await obj!.json()) as { revision: number; model: StoredModel };
-  stored.model.featureVersion = OLD_VERSION;
-  for (const r of stored.model.refs) {
-    r.features.version = OLD_VERSION;
-    r.features.vector = OLD_VECTOR;
-  }
-  await env.FILES_US.put(model_key!, JSON.stringify(stored));
-  return before;
-}
+const makeStale = (subject: string) => makeStaleOf(org.orgId, subject);
 
 async function checkOne(subject: string, png: Uint8Array, extra: Record<string, unknown> = {}): Promise<CheckResultBody> {
   const res = await postCheck(org.apiKey, checkForm({ ...extra, items: [{ file: "doc", subject_reference: subject }] }, { doc: png }));
