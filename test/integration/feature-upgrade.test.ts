@@ -216,6 +216,42 @@ describe("a subject enrolled under the previous feature version", () => {
     expect(v.references.find((r) => r.ref_id === "learned-fu-learn.0")).toMatchObject({ kind: "learned", status: "enrolled" });
   });
 
+  it("learns a confirmation that reaches the learning consumer after the features changed", async () => {
+    await enrolWriter(org.apiKey, "stale-g", WRITER, 3);
+    const checked = await postCheck(
+      org.apiKey,
+      checkForm(
+        { job_id: "fu-learn-late", policy: "review", items: [{ file: "doc", subject_reference: "stale-g" }] },
+        { doc: signaturePng(WRITER, 5) },
+      ),
+    );
+    expect(checked.status).toBe(200);
+    // The deploy lands between the check and its confirmation: the consumer judges the candidate
+    // against anchors it must first extract again.
+    const before = await makeStale("stale-g");
+    const confirmed = await api("/sig/checks/fu-learn-late/items/0/confirm", {
+      method: "POST",
+      key: org.apiKey,
+      headers: { "Idempotency-Key": `k-${crypto.randomUUID()}` },
+    });
+    expect(confirmed.status, await confirmed.clone().text()).toBe(200);
+    const review = await until(
+      async () => {
+        const res = await api("/sig/checks/fu-learn-late", { key: org.apiKey });
+        return ((await res.json()) as { results: { review: { learning: { status: string; reason: string | null } } | null }[] }).results[0]
+          .review;
+      },
+      (r) => r !== null && r.learning.status !== "queued",
+      { what: "learning of fu-learn-late/0", pauseMs: 100 },
+    );
+    expect(review!.learning, JSON.stringify(review!.learning)).toMatchObject({ status: "learned" });
+    const model = await expectCurrent("stale-g");
+    expect(model.refs.map((r) => r.refId).sort()).toEqual(["learned-fu-learn-late.0", "r0", "r1", "r2"]);
+    for (const r of (await rows("stale-g")).filter((x) => x.kind === "anchor"))
+      expect(JSON.parse(r.features!)).toEqual(JSON.parse(before.get(r.ref_id)!));
+    expect((await view("stale-g")).reference_counts).toEqual({ anchors: 3, learned: 1 });
+  });
+
   it("decides with the others when a reference's file is gone or no longer yields a signature, and the subject view says why", async () => {
     await enrolWriter(org.apiKey, "stale-d", WRITER, 4);
     await makeStale("stale-d");
