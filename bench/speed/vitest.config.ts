@@ -38,6 +38,7 @@ export default defineConfig(async () => ({
       "bench/speed/drops.workerd.ts",
       "bench/speed/throughput.workerd.ts",
       "bench/speed/api.workerd.ts",
+      "bench/speed/feature-upgrade.workerd.ts",
     ],
     setupFiles: ["test/setup/apply-migrations.ts"],
     testTimeout: 600_000,

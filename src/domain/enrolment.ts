@@ -41,7 +41,12 @@ export type RejectionReason =
   | "too_many_pages"
   | "no_raster_content"
   /** The enrolment queue gave up on it after its retries. */
-  | "processing_failed";
+  | "processing_failed"
+  /**
+   * A live reference whose features could not be extracted again for a new version of the core: its file
+   * is gone, or no longer yields a usable signature (services/feature-upgrade.ts, docs/feature-upgrades.md).
+   */
+  | "upgrade_failed";
 
 export type ReferenceOutcome =
   | {
@@ -55,3 +60,17 @@ export type ReferenceOutcome =
     }
   | { ref_id: string; status: "rejected"; source: ReferenceSource; reason: RejectionReason; detail: string }
   | { ref_id: string; status: "queued"; source: ReferenceSource };
+
+/**
+ * Why a live reference left the model when the core's features changed (reason `upgrade_failed`): what
+ * the subject view shows, so the caller knows which reference to upload again and why.
+ */
+export function upgradeFailureDetail(
+  cause: { kind: "file_missing" } | { kind: "rejected"; reason: string; detail: string },
+  featureVersion: number,
+): string {
+  const what = `The engine's features changed (feature version ${featureVersion}) and this reference's features had to be extracted again from its stored file`;
+  return cause.kind === "file_missing"
+    ? `${what}, but the file is gone. Upload it again.`
+    : `${what}, which no longer yields a usable signature (${cause.reason}: ${cause.detail}). Upload another.`;
+}

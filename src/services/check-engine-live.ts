@@ -60,9 +60,12 @@ export function liveCheckEngine(): VerificationEngine & CheckEngine {
         );
       } catch (err) {
         if (err instanceof InsufficientReferencesError) throw new NotEnoughReferences(err.message);
+        // Checks upgrade outdated references before comparing (services/feature-upgrade.ts), so this is
+        // left for a model replaced by a concurrent change meanwhile (a retry reads the new one), or one
+        // without any usable reference.
         if (err instanceof ModelMismatchError)
           throw new NotEnoughReferences(
-            `The subject's references cannot be compared with (${err.message}); enrol them again.`,
+            `The subject's references cannot be compared with (${err.message}); retry the check, and enrol them again if it persists.`,
             "references_outdated",
           );
         throw err;

@@ -17,7 +17,8 @@ import { isVerifyError } from "../verify/types";
 import { checksRepo } from "../storage/checks";
 import type { CheckItemRow, CheckJobRow } from "../storage/schema/checks";
 import { subjectsRepo } from "../storage/subjects";
-import { ensureModelCurrent } from "./enrolment";
+import { rebuildModel } from "./enrolment";
+import { staleReferences } from "./feature-upgrade";
 import type { CheckEngine, CheckProgress, VerificationEngine } from "./engine";
 import { decidedResult, errorResult, storedResultOf, type ItemBasics, type ItemError, type StoredResult } from "./check-results";
 import { cropKey, inboxExpired, inboxExpiry, inboxPrefix, inputKey, itemReferenceKey } from "./inbox";
@@ -352,7 +353,13 @@ export async function settleResults(ctx: CheckContext, job: CheckJobRow, results
 async function referenceFeatures(ctx: CheckContext, key: string): Promise<unknown | null | "expired"> {
   const cacheKey = `${key}.features.json`;
   const cached = await ctx.store.files.get(cacheKey);
-  if (cached) return ((await cached.json()) as { features: unknown | null }).features;
+  if (cached) {
+    const entry = (await cached.json()) as { features: unknown | null; featureVersion?: number };
+    // An entry another version of the core wrote (a job that spans a deploy) is extracted again.
+    const current =
+      entry.features !== null ? ctx.engine.featuresCurrent(entry.features) : entry.featureVersion === ctx.engine.featureVersion;
+    if (current) return entry.features;
+  }
   const obj = await ctx.store.files.get(key);
   if (!obj) return "expired";
   let features: unknown | null = null;
@@ -362,7 +369,9 @@ async function referenceFeatures(ctx: CheckContext, key: string): Promise<unknow
   } catch (err) {
     if (!isVerifyError(err)) throw err;
   }
-  await ctx.store.files.put(cacheKey, JSON.stringify({ features }), { httpMetadata: { contentType: "application/json" } });
+  await ctx.store.files.put(cacheKey, JSON.stringify({ features, featureVersion: ctx.engine.featureVersion }), {
+    httpMetadata: { contentType: "application/json" },
+  });
   return features;
 }
 
@@ -393,18 +402,38 @@ async function loadModel(ctx: CheckContext, spec: ItemSpec): Promise<ReferenceMo
   }
   const subjectReference = spec.subjectReference!;
   const repo = subjectsRepo(ctx.store.db);
-  let subject = await repo.get(ctx.org.id, subjectReference);
-  if (!subject) return { code: "subject_not_found", detail: `The subject ${subjectReference} does not exist; enrol references first.` };
-  if (subject.modelRevision !== subject.refsRevision) {
-    // A change to the references was committed but its model never stored: never compare with a stale one.
-    await ensureModelCurrent({ store: ctx.store, engine: ctx.engine }, ctx.org.id, subjectReference);
-    subject = (await repo.get(ctx.org.id, subjectReference)) ?? subject;
+  const read = async () => {
+    for (let attempt = 1; ; attempt++) {
+      const subject = await repo.get(ctx.org.id, subjectReference);
+      if (!subject) return null;
+      const [refs, obj] = await Promise.all([
+        repo.references(ctx.org.id, subjectReference),
+        subject.modelKey ? ctx.store.files.get(subject.modelKey) : null,
+      ]);
+      // A model named by the row but gone from R2 was replaced meanwhile (a concurrent rebuild stores its
+      // own and deletes the previous one): read the row again rather than report no references.
+      if (subject.modelKey && !obj && attempt < 3) continue;
+      const stored = obj ? ((await obj.json()) as { model: unknown }) : null;
+      return { subject, live: refs.filter((r) => r.status === "enrolled"), model: stored?.model ?? null };
+    }
+  };
+  let state = await read();
+  if (!state) return { code: "subject_not_found", detail: `The subject ${subjectReference} does not exist; enrol references first.` };
+  // Never compare with a stale model: a change to the references was committed but its model never
+  // stored, or the core's features changed since the references (or the model) were stored. The rebuild
+  // extracts outdated references again from their files (services/feature-upgrade.ts): the first check
+  // of a subject after a feature change pays for it once.
+  if (
+    state.subject.modelRevision !== state.subject.refsRevision ||
+    staleReferences(ctx.engine, state.live).length > 0 ||
+    (state.model !== null && !ctx.engine.modelCurrent(state.model))
+  ) {
+    await rebuildModel({ store: ctx.store, engine: ctx.engine }, ctx.org.id, subjectReference);
+    state = (await read()) ?? state;
   }
-  const live = (await repo.references(ctx.org.id, subjectReference)).filter((r) => r.status === "enrolled");
-  const obj = subject.modelKey ? await ctx.store.files.get(subject.modelKey) : null;
-  if (!obj || live.length === 0) return { code: "no_references", detail: `The subject ${subjectReference} has no enrolled reference.` };
-  const stored = (await obj.json()) as { model: unknown };
-  return { model: stored.model, count: live.length };
+  if (state.model === null || state.live.length === 0)
+    return { code: "no_references", detail: `The subject ${subjectReference} has no enrolled reference.` };
+  return { model: state.model, count: state.live.length };
 }
 
 /** The item's outcome: a decision, or an error. Only unexpected failures (and BudgetExceeded) throw. */

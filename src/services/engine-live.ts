@@ -5,12 +5,12 @@ import { DEFAULT_QUALITY_FLOOR } from "../domain/policy-defaults";
 import type { RejectionReason } from "../domain/enrolment";
 import { getCore } from "../verify/core-module";
 import { openDocument } from "../verify/decode";
-import { buildReferenceModel } from "../verify/model";
+import { buildReferenceModel, type ReferenceModel } from "../verify/model";
 import { estimateForgeability, type Forgeability } from "../verify/forgeability";
 import { logError } from "../util/log";
 import { enrolReference } from "../verify/pipeline";
 import { fitWithin, encodeGreyPng } from "../verify/render";
-import type { SignatureFeatures } from "../verify/features";
+import { FEATURE_VERSION, type SignatureFeatures } from "../verify/features";
 import { VerifyError } from "../verify/types";
 import type { VerificationEngine } from "./engine";
 
@@ -80,8 +80,30 @@ export function liveEngine(): VerificationEngine {
       const doc = await openDocument(bytes);
       return encodeGreyPng(fitWithin(await doc.decodePage(0), maxSide));
     },
+
+    featureVersion: FEATURE_VERSION,
+
+    featuresCurrent(features) {
+      return signatureOf(features)?.version === FEATURE_VERSION;
+    },
+
+    modelCurrent(model) {
+      const m = model as Partial<ReferenceModel> | null;
+      // buildReferenceModel stamps the current version even when some references are of another one
+      // (it leaves those out as unusable): every reference must be current too.
+      return (
+        m?.featureVersion === FEATURE_VERSION && Array.isArray(m.refs) && m.refs.every((r) => r?.features?.version === FEATURE_VERSION)
+      );
+    },
   };
   return engine;
+}
+
+/** The signature features inside stored features of either shape (with or without the variant row), or null. */
+function signatureOf(features: unknown): SignatureFeatures | null {
+  if (typeof features !== "object" || features === null) return null;
+  const stored = features as Partial<StoredReferenceFeatures> & Partial<SignatureFeatures>;
+  return stored.signature ?? (typeof stored.version === "number" ? (stored as SignatureFeatures) : null);
 }
 
 /**

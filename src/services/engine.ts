@@ -51,6 +51,16 @@ export interface VerificationEngine {
   ): Promise<ReferenceModelBuild>;
   /** A grey PNG of the first page, at most `maxSide` px on the long side. */
   thumbnail(bytes: Uint8Array, maxSide: number): Promise<Uint8Array>;
+  /** The version of the features enrolReference extracts now (src/verify/features.ts FEATURE_VERSION). */
+  readonly featureVersion: number;
+  /**
+   * Whether stored features (as enrolReference returned them) were extracted by this version of the core.
+   * When not, they must be extracted again from the reference's file (services/feature-upgrade.ts):
+   * features of another version cannot be compared with.
+   */
+  featuresCurrent(features: unknown): boolean;
+  /** Whether a stored model (as buildModel returned it) was built by this version from features of this version throughout. */
+  modelCurrent(model: unknown): boolean;
 }
 
 // ---- checks ----------------------------------------------------------------------------------

@@ -11,10 +11,11 @@ import { unreadableInput } from "../http/verify-problem";
 import { isVerifyError } from "../verify/types";
 import { deletePrefix, modelKey, referenceFileKey, subjectPrefix } from "../storage/files";
 import { subjectsRepo } from "../storage/subjects";
-import { logError } from "../util/log";
+import { logError, logInfo } from "../util/log";
 import { reviewsRepo } from "../storage/reviews";
 import type { ReferenceRow } from "../storage/schema/subjects";
 import type { VerificationEngine } from "./engine";
+import { staleReferences, upgradeReferences } from "./feature-upgrade";
 import { forgeabilityPolicy, forgeabilityRecord, parseForgeability, type ForgeabilityRecord } from "./forgeability";
 
 export interface Upload {
@@ -222,11 +223,28 @@ function baseRow(
  * Rebuilds and stores the reference model from the live references, with the subject's forgeability
  * estimate at the approve threshold of the organisation's default policy (services/forgeability.ts). The
  * model is recorded only if no other change landed meanwhile; the change that did rebuilds its own.
+ *
+ * Live references whose features an earlier version of the core extracted are first extracted again
+ * from their files (services/feature-upgrade.ts), so a change of the features never leaves a reference
+ * out of the model, whichever change to the subject comes first after it.
  */
 export async function rebuildModel(deps: Pick<EnrolDeps, "store" | "engine">, orgId: string, subjectReference: string): Promise<void> {
   const repo = subjectsRepo(deps.store.db);
-  const [subject, refs] = await Promise.all([repo.get(orgId, subjectReference), repo.references(orgId, subjectReference)]);
+  let [subject, refs] = await Promise.all([repo.get(orgId, subjectReference), repo.references(orgId, subjectReference)]);
   if (!subject) return;
+  const stale = staleReferences(deps.engine, refs);
+  if (stale.length > 0) {
+    const outcome = await upgradeReferences(deps, orgId, subjectReference, stale);
+    logInfo("references upgraded to the current feature version", {
+      subject_reference: subjectReference,
+      feature_version: deps.engine.featureVersion,
+      upgraded: outcome.upgraded.length,
+      failed: outcome.failed,
+    });
+    // The upgrade bumped the revision: read the rows (and revision) the model is built from again.
+    [subject, refs] = await Promise.all([repo.get(orgId, subjectReference), repo.references(orgId, subjectReference)]);
+    if (!subject) return;
+  }
   const live = refs.filter((r) => r.status === "enrolled" && r.features);
   const previousKey = subject.modelKey;
   if (live.length === 0) {
@@ -262,15 +280,22 @@ export async function rebuildModel(deps: Pick<EnrolDeps, "store" | "engine">, or
 
 /**
  * Rebuilds the subject's model when a committed change to its references has no model yet (the
- * process that made the change died before rebuilding). Cheap when the model is current.
+ * process that made the change died before rebuilding), or when a live reference's features are of
+ * another version of the core (rebuildModel extracts them again). Cheap when the model is current.
  */
 export async function ensureModelCurrent(
   deps: Pick<EnrolDeps, "store" | "engine">,
   orgId: string,
   subjectReference: string,
 ): Promise<void> {
-  const subject = await subjectsRepo(deps.store.db).get(orgId, subjectReference);
-  if (subject && subject.modelRevision !== subject.refsRevision) await rebuildModel(deps, orgId, subjectReference);
+  const repo = subjectsRepo(deps.store.db);
+  const subject = await repo.get(orgId, subjectReference);
+  if (!subject) return;
+  if (
+    subject.modelRevision !== subject.refsRevision ||
+    staleReferences(deps.engine, await repo.references(orgId, subjectReference)).length > 0
+  )
+    await rebuildModel(deps, orgId, subjectReference);
 }
 
 /** Enrols one queued upload (the enrolment queue's consumer). Safe to run twice for one message. */

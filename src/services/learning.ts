@@ -23,6 +23,7 @@ import { subjectsRepo } from "../storage/subjects";
 import { isVerifyError, type Box } from "../verify/types";
 import { storedResultOf, type StoredResult } from "./check-results";
 import { rebuildModel } from "./enrolment";
+import { staleReferences } from "./feature-upgrade";
 import type { VerificationEngine } from "./engine";
 import { cropKey, inboxExpired } from "./inbox";
 import type { LearningEngine } from "./learning-engine-live";
@@ -281,13 +282,22 @@ export async function learnConfirmed(deps: LearningDeps, msg: LearnMessage): Pro
 
   const checks = checksRepo(deps.store.db);
   const subjects = subjectsRepo(deps.store.db);
-  const [job, item, subject, refs, blocked] = await Promise.all([
+  let [job, item, subject, refs, blocked] = await Promise.all([
     checks.job(msg.orgId, msg.jobId),
     checks.item(msg.orgId, msg.jobId, msg.index),
     subjects.get(msg.orgId, review.subjectReference),
     subjects.references(msg.orgId, review.subjectReference),
     reviews.isBlocked(msg.orgId, review.subjectReference, id),
   ]);
+  if (subject && staleReferences(deps.engine, refs).length > 0) {
+    // The candidate is judged against the anchors' features: those of an earlier core version are
+    // extracted again first (rebuildModel upgrades them), since features of two versions do not compare.
+    await rebuildModel(deps, msg.orgId, review.subjectReference);
+    [subject, refs] = await Promise.all([
+      subjects.get(msg.orgId, review.subjectReference),
+      subjects.references(msg.orgId, review.subjectReference),
+    ]);
+  }
   const result = item ? storedResultOf(item) : null;
   if (!job || !item || !result) return refuse({ reason: "input_expired", detail: "The check is no longer held." });
   if (!subject) return refuse({ reason: "subject_changed", detail: "The subject has been deleted." });
