@@ -4,7 +4,8 @@ import { MAX_POLICY_BODY_BYTES, PolicySpecSchema, type Policy } from "../domain/
 import { notFound } from "../http/problem";
 import { AUTH_PROBLEMS, defineRoute, problems } from "../http/route";
 import { Identifier } from "../http/schemas";
-import { getLatestPolicy, getPolicyVersion, listLatestPolicies } from "../storage/policies";
+import { mayUseDirectoryCache } from "../http/auth";
+import { getPolicyVersion, latestPoliciesForRead, latestPolicyForRead } from "../storage/policies";
 import { services } from "../http/services";
 
 // Policy payloads: PolicySpec and the Policy members beyond name and version are designed here.
@@ -98,7 +99,8 @@ const put = defineRoute(
 export function registerPolicyRoutes(app: App): void {
   app.openapi(list, async (c) => {
     const { org, store } = c.get("tenant");
-    const policies = await listLatestPolicies(store.db, org);
+    // Reads may be served from the isolate's policy cache (at most 5 s old; docs/hot-path.md).
+    const policies = await latestPoliciesForRead(store, org, mayUseDirectoryCache(c.req.method, c.req.path));
     return c.json({ policies: policies.map(policyJson) }, 200);
   });
 
@@ -107,7 +109,9 @@ export function registerPolicyRoutes(app: App): void {
     const { name } = c.req.valid("param");
     const { version } = c.req.valid("query");
     const policy =
-      version === undefined ? await getLatestPolicy(store.db, org, name) : await getPolicyVersion(store.db, org, name, Number(version));
+      version === undefined
+        ? await latestPolicyForRead(store, org, name, mayUseDirectoryCache(c.req.method, c.req.path))
+        : await getPolicyVersion(store.db, org, name, Number(version));
     if (!policy) throw notFound(version === undefined ? "policy" : "policy version");
     return c.json(policyJson(policy), 200);
   });
