@@ -3,7 +3,7 @@ import type { RegionName } from "../domain/tenancy";
 import { and, desc, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { auditStatement } from "./audit";
-import { cachedLatestPolicies, forgetPolicies } from "./policy-cache";
+import { type PolicyCacheUse, cachedLatestPolicies, forgetPolicies } from "./policy-cache";
 import { policies } from "./schema/policies";
 
 /** The organisation a policy belongs to: its id, and its creation time (that of the built-in default). */
@@ -66,15 +66,15 @@ export async function listLatestPolicies(db: D1Database, org: PolicyOwner): Prom
 
 /**
  * listLatestPolicies for a read that only shows policies (GET /sig/policies): from the isolate's policy
- * cache when `mayUseCache` (storage/policy-cache.ts, at most POLICY_CACHE_TTL_MS old), else from the
+ * cache when `use.mayUseCache` (storage/policy-cache.ts, at most POLICY_CACHE_TTL_MS old), else from the
  * region's database. Never for a decision: checks, sessions and live capture use getLatestPolicy.
  */
 export function latestPoliciesForRead(
   store: { name: RegionName; db: D1Database },
   org: PolicyOwner,
-  mayUseCache: boolean,
+  use: PolicyCacheUse,
 ): Promise<readonly Policy[]> {
-  return cachedLatestPolicies(store.name, org.id, mayUseCache, () => listLatestPolicies(store.db, org));
+  return cachedLatestPolicies(store.name, org.id, use, () => listLatestPolicies(store.db, org));
 }
 
 /**
@@ -86,9 +86,9 @@ export async function latestPolicyForRead(
   store: { name: RegionName; db: D1Database },
   org: PolicyOwner,
   name: string,
-  mayUseCache: boolean,
+  use: PolicyCacheUse,
 ): Promise<Policy | null> {
-  return (await latestPoliciesForRead(store, org, mayUseCache)).find((p) => p.name === name) ?? null;
+  return (await latestPoliciesForRead(store, org, use)).find((p) => p.name === name) ?? null;
 }
 
 /**

@@ -16,10 +16,15 @@ import { TtlCache } from "../util/ttl-cache";
 
 /**
  * Five seconds: policies are tenant data a person edits and then looks at, unlike the directory records
- * (30 s), so the window in which another isolate may still list the previous version is kept short. It is
- * still long enough for a busy tenant: at one read per second an isolate reads the database once in five.
+ * (30 s), so the window in which another isolate may still show the previous version is kept short.
  */
 export const POLICY_CACHE_TTL_MS = 5_000;
+/**
+ * An entry older than this is still served, but the request that finds it reads the list again in the
+ * background (after its response, through `background`), so a tenant that reads at least every
+ * POLICY_CACHE_TTL_MS never waits for the database, while no entry served is older than the TTL.
+ */
+export const POLICY_CACHE_REFRESH_AFTER_MS = 2_500;
 /** Organisations whose lists one isolate holds; the oldest stored is dropped first. */
 export const POLICY_CACHE_MAX_ENTRIES = 500;
 /**
@@ -30,7 +35,9 @@ export const POLICY_CACHE_MAX_ENTRIES = 500;
 export const POLICY_CACHE_MAX_POLICIES = 32;
 
 let clock: () => number = Date.now;
-const lists = new TtlCache<readonly Policy[]>(POLICY_CACHE_TTL_MS, POLICY_CACHE_MAX_ENTRIES, () => clock());
+const lists = new TtlCache<{ list: readonly Policy[]; readAt: number }>(POLICY_CACHE_TTL_MS, POLICY_CACHE_MAX_ENTRIES, () => clock());
+/** Entries being read again in the background: one refresh per entry at a time. */
+const refreshing = new Set<string>();
 /**
  * Bumped by every forget: a read that began before a publish and ends after it may have read the old
  * list, and must not put it back into the cache (the same guard as directory-cache.ts).
@@ -45,26 +52,49 @@ function entryKey(region: RegionName, orgId: string): string {
 /** The regions an organisation's entries may be under (RegionName's members). */
 const REGIONS: readonly RegionName[] = ["us", "eu"];
 
+export interface PolicyCacheUse {
+  /** False: read the database (and refresh the entry); the caller is not a read that may use the cache. */
+  mayUseCache: boolean;
+  /** Keeps a background refresh alive after the response (ExecutionContext.waitUntil). */
+  background(work: Promise<unknown>): void;
+}
+
 /**
  * The organisation's latest policies (what `read` answers: listLatestPolicies of the region's database),
- * from the cache when `mayUseCache` and present, else read (then cached, when short enough). The list is
- * shared by every request served from it, so callers treat it as read-only.
+ * from the cache when `use.mayUseCache` and present, else read (then cached, when short enough). The list
+ * is shared by every request served from it, so callers treat it as read-only.
  */
 export async function cachedLatestPolicies(
   region: RegionName,
   orgId: string,
-  mayUseCache: boolean,
+  use: PolicyCacheUse,
   read: () => Promise<Policy[]>,
 ): Promise<readonly Policy[]> {
   const key = entryKey(region, orgId);
-  if (mayUseCache) {
+  if (use.mayUseCache) {
     const hit = lists.get(key);
-    if (hit) return hit;
+    if (hit) {
+      if (clock() - hit.readAt >= POLICY_CACHE_REFRESH_AFTER_MS && !refreshing.has(key)) {
+        refreshing.add(key);
+        use.background(
+          readAndStore(key, read)
+            // A failed refresh leaves the entry to expire; the next request after that reads in the foreground.
+            .catch(() => {})
+            .finally(() => refreshing.delete(key)),
+        );
+      }
+      return hit.list;
+    }
   }
+  return readAndStore(key, read);
+}
+
+async function readAndStore(key: string, read: () => Promise<Policy[]>): Promise<readonly Policy[]> {
   const seen = generation;
+  const readAt = clock();
   const list = await read();
   if (seen !== generation) return list;
-  if (list.length <= POLICY_CACHE_MAX_POLICIES) lists.set(key, list);
+  if (list.length <= POLICY_CACHE_MAX_POLICIES) lists.set(key, { list, readAt });
   else lists.delete(key);
   return list;
 }

@@ -1,14 +1,16 @@
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PolicySpecSchema, canonicalJson, type PolicySpecInput } from "../../src/domain/policy";
-import { POLICY_CACHE_TTL_MS, setPolicyCacheClock } from "../../src/storage/policy-cache";
+import { POLICY_CACHE_REFRESH_AFTER_MS, POLICY_CACHE_TTL_MS, setPolicyCacheClock } from "../../src/storage/policy-cache";
 import { type CheckResultBody, checkForm, enrolWriter, postCheck } from "../helpers/checks";
 import { signaturePng } from "../helpers/signatures";
 import { REGION_BASE, api, createOrg, operator } from "../helpers/tenant";
+import { until } from "../helpers/wait";
 
 /**
  * The isolate's cache of published policies (src/storage/policy-cache.ts): GET /sig/policies and
- * GET /sig/policies/{name} read it for up to POLICY_CACHE_TTL_MS; a publish through the service drops it at
+ * GET /sig/policies/{name} read it for up to POLICY_CACHE_TTL_MS (refreshed behind the response once it is
+ * POLICY_CACHE_REFRESH_AFTER_MS old); a publish through the service drops it at
  * once; checks and writes never use it. A version written straight into the region's database (bypassing
  * the service, as a publish on another isolate looks from here) shows which requests were served from the
  * cache. The cache's clock is set by the test, so an entry's age is stepped rather than waited for.
@@ -74,7 +76,7 @@ describe("policy cache", () => {
     ]);
   });
 
-  it("answers reads from the cache until it is POLICY_CACHE_TTL_MS old, then from the database", async () => {
+  it("answers reads from the cache while it is young, and from the database once it has expired", async () => {
     const org = await createOrg();
     expect(await listed(org.apiKey)).toEqual([["default", 1]]);
     expect((await latest(org.apiKey, "default")).builtin).toBe(true);
@@ -82,9 +84,9 @@ describe("policy cache", () => {
     const version = await publishBehindTheServicesBack(env.DB_US, org.orgId, "default", { min_references: 4 });
     expect(version).toBe(2);
 
-    // Within the lifetime: the list and the latest version are the cached ones, as another isolate's
+    // While the entry is young: the list and the latest version are the cached ones, as another isolate's
     // change would look from here.
-    now += POLICY_CACHE_TTL_MS - 1;
+    now += POLICY_CACHE_REFRESH_AFTER_MS - 1;
     expect(await listed(org.apiKey)).toEqual([["default", 1]]);
     expect(await latest(org.apiKey, "default")).toMatchObject({ version: 1, builtin: true });
     // An explicit version is always read from the database (versions are immutable anyway).
@@ -93,10 +95,30 @@ describe("policy cache", () => {
       spec: { min_references: 4 },
     });
 
-    // At the end of the lifetime the entry is gone: the database's list.
-    now += 1;
+    // At POLICY_CACHE_TTL_MS (no request came in between to refresh it) the entry is gone: the database's list.
+    now += POLICY_CACHE_TTL_MS - POLICY_CACHE_REFRESH_AFTER_MS + 1;
     expect(await listed(org.apiKey)).toEqual([["default", 2]]);
     expect(await latest(org.apiKey, "default")).toMatchObject({ version: 2, builtin: false, spec: { min_references: 4 } });
+  });
+
+  it("serves an older entry at once and refreshes it behind the response, so a busy tenant never waits", async () => {
+    const org = await createOrg();
+    expect(await listed(org.apiKey)).toEqual([["default", 1]]);
+    await publishBehindTheServicesBack(env.DB_US, org.orgId, "strict", { min_references: 2 });
+
+    now += POLICY_CACHE_REFRESH_AFTER_MS;
+    // This read is answered from the entry, still within its lifetime...
+    expect(await listed(org.apiKey)).toEqual([["default", 1]]);
+    // ...and started a refresh: with the cache's clock standing still, the next reads get the new list.
+    await until(
+      () => listed(org.apiKey),
+      (names) => names.length === 2,
+      { what: "the background refresh to store the new list" },
+    );
+    expect(await listed(org.apiKey)).toEqual([
+      ["strict", 1],
+      ["default", 1],
+    ]);
   });
 
   it("keeps each organisation's list apart", async () => {
