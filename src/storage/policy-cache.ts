@@ -15,16 +15,20 @@ import { TtlCache } from "../util/ttl-cache";
  */
 
 /**
- * Five seconds: policies are tenant data a person edits and then looks at, unlike the directory records
- * (30 s), so the window in which another isolate may still show the previous version is kept short.
+ * Ten seconds, the longest a list served on one isolate may lag behind a publish made through another
+ * (a publish through this isolate drops the entry at once, and decisions never use the cache). Policies are
+ * tenant data a person edits and then looks at, so this is a third of the directory records' 30 s; it is
+ * still long enough that a tenant reading now and then is served from memory.
  */
-export const POLICY_CACHE_TTL_MS = 5_000;
+export const POLICY_CACHE_TTL_MS = 10_000;
 /**
- * An entry older than this is still served, but the request that finds it reads the list again in the
- * background (after its response, through `background`), so a tenant that reads at least every
- * POLICY_CACHE_TTL_MS never waits for the database, while no entry served is older than the TTL.
+ * An entry this old is still served, but the request that finds it reads the list again behind its response
+ * (`background`, ExecutionContext.waitUntil). So a tenant that reads at least every
+ * POLICY_CACHE_TTL_MS - POLICY_CACHE_REFRESH_AFTER_MS (2.5 s) on an isolate never waits for the database,
+ * at the price of one background read per 7.5 s; an earlier refresh would read more often for a shorter
+ * lag (measured with bench:api, docs/hot-path.md: background reads share the local runtime's CPU).
  */
-export const POLICY_CACHE_REFRESH_AFTER_MS = 2_500;
+export const POLICY_CACHE_REFRESH_AFTER_MS = 7_500;
 /** Organisations whose lists one isolate holds; the oldest stored is dropped first. */
 export const POLICY_CACHE_MAX_ENTRIES = 500;
 /**
