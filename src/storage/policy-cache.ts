@@ -5,13 +5,14 @@ import { TtlCache } from "../util/ttl-cache";
 /**
  * The isolate's short-lived copy of each organisation's published policies (the latest version of each,
  * as listLatestPolicies reads them), for the reads that list or show them (`GET /sig/policies`,
- * `GET /sig/policies/{name}` without `?version`, through latestPoliciesForRead in policies.ts). See docs/hot-path.md for the trade-off:
+ * `GET /sig/policies/{name}` without `?version`, through latestPoliciesForRead in policies.ts). See
+ * docs/hot-path.md for the trade-off:
  *
  *   - only requests that may use the directory cache (reads under /sig/, mayUseDirectoryCache) use it;
  *     checks, sessions, live capture and every write read the region's database themselves, so a decision
  *     always applies the latest published policy;
  *   - a change made through this isolate (a publish, a region move's copy or delete) drops the
- *     organisation's entry at once; another isolate's copy expires within POLICY_CACHE_TTL_MS.
+ *     organisation's entry at once; another isolate's copy is refreshed or expires within POLICY_CACHE_TTL_MS.
  */
 
 /**
