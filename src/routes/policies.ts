@@ -1,10 +1,14 @@
 import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { App } from "../app";
 import { MAX_POLICY_BODY_BYTES, PolicySpecSchema, type Policy } from "../domain/policy";
 import { notFound } from "../http/problem";
 import { AUTH_PROBLEMS, defineRoute, problems } from "../http/route";
 import { Identifier } from "../http/schemas";
-import { getLatestPolicy, getPolicyVersion, listLatestPolicies } from "../storage/policies";
+import { mayUseDirectoryCache } from "../http/auth";
+import type { AppEnv } from "../http/context";
+import { getPolicyVersion, latestPoliciesForRead, latestPolicyForRead } from "../storage/policies";
+import { POLICY_CACHE_TTL_MS, type PolicyCacheUse } from "../storage/policy-cache";
 import { services } from "../http/services";
 
 // Policy payloads: PolicySpec and the Policy members beyond name and version are designed here.
@@ -28,6 +32,17 @@ const PolicyListDoc = z.object({ policies: z.array(PolicyDoc) }).openapi("Policy
 
 const NameParams = z.object({ name: Identifier.openapi({ param: { name: "name", in: "path" }, example: "default" }) });
 
+/**
+ * Reads may be served from the isolate's policy cache (at most POLICY_CACHE_TTL_MS old; docs/hot-path.md)
+ * exactly where the directory cache may be used; a refresh it starts outlives the response.
+ */
+function policyCacheUse(c: Context<AppEnv>): PolicyCacheUse {
+  return {
+    mayUseCache: mayUseDirectoryCache(c.req.method, c.req.path),
+    background: (work) => c.executionCtx.waitUntil(work),
+  };
+}
+
 function policyJson(p: Policy) {
   return { name: p.name, version: p.version, spec: p.spec, created_at: p.createdAt, builtin: p.builtin };
 }
@@ -39,6 +54,7 @@ const list = defineRoute(
     path: "/sig/policies",
     tags: ["policies"],
     summary: "The latest version of each policy, the built-in default included",
+    description: `A version published through another instance of the service may take up to ${POLICY_CACHE_TTL_MS / 1000} seconds to be listed; checks always use the latest version.`,
     responses: {
       200: { description: "Policies, newest first", content: { "application/json": { schema: PolicyListDoc } } },
       ...problems(...AUTH_PROBLEMS),
@@ -53,6 +69,7 @@ const get = defineRoute(
     path: "/sig/policies/{name}",
     tags: ["policies"],
     summary: "One version of a policy (default: the latest)",
+    description: `Without \`version\`, a version published through another instance of the service may take up to ${POLICY_CACHE_TTL_MS / 1000} seconds to be shown; checks always use the latest version.`,
     request: {
       params: NameParams,
       query: z.object({
@@ -98,7 +115,7 @@ const put = defineRoute(
 export function registerPolicyRoutes(app: App): void {
   app.openapi(list, async (c) => {
     const { org, store } = c.get("tenant");
-    const policies = await listLatestPolicies(store.db, org);
+    const policies = await latestPoliciesForRead(store, org, policyCacheUse(c));
     return c.json({ policies: policies.map(policyJson) }, 200);
   });
 
@@ -107,7 +124,9 @@ export function registerPolicyRoutes(app: App): void {
     const { name } = c.req.valid("param");
     const { version } = c.req.valid("query");
     const policy =
-      version === undefined ? await getLatestPolicy(store.db, org, name) : await getPolicyVersion(store.db, org, name, Number(version));
+      version === undefined
+        ? await latestPolicyForRead(store, org, name, policyCacheUse(c))
+        : await getPolicyVersion(store.db, org, name, Number(version));
     if (!policy) throw notFound(version === undefined ? "policy" : "policy version");
     return c.json(policyJson(policy), 200);
   });

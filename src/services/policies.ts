@@ -5,6 +5,7 @@
  */
 import { samePolicySpec, type Policy, type PolicySpec } from "../domain/policy";
 import { getLatestPolicy, insertPolicyVersion, type PolicyOwner } from "../storage/policies";
+import { forgetPolicies } from "../storage/policy-cache";
 
 /** A publisher that lost this many races in a row gives up (an internal error, never seen in practice). */
 const MAX_ATTEMPTS = 5;
@@ -14,7 +15,12 @@ export function policyPublication(scope: { db: D1Database; org: PolicyOwner; act
     async publish(name: string, spec: PolicySpec): Promise<{ created: boolean; policy: Policy }> {
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
         const latest = await getLatestPolicy(scope.db, scope.org, name);
-        if (latest && samePolicySpec(latest.spec, spec)) return { created: false, policy: latest };
+        if (latest && samePolicySpec(latest.spec, spec)) {
+          // Nothing new, but this isolate's cached list may predate that version (published elsewhere):
+          // the publisher's next read shows what its publish answered.
+          forgetPolicies(scope.org.id);
+          return { created: false, policy: latest };
+        }
         const policy: Policy = {
           name,
           version: (latest?.version ?? 0) + 1,

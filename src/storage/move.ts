@@ -1,4 +1,5 @@
 import type { RegionStore } from "../domain/tenancy";
+import { forgetPolicies } from "./policy-cache";
 import { REGIONAL_TABLES, orgFilePrefix } from "./regions";
 
 const BATCH = 50;
@@ -20,6 +21,15 @@ function quoteIdent(name: string): string {
  * region to another. Copies are upserts, so a move interrupted half-way can simply be run again.
  */
 export async function copyOrgData(orgId: string, from: RegionStore, to: RegionStore): Promise<{ rows: number; files: number }> {
+  try {
+    return await copyRowsAndFiles(orgId, from, to);
+  } finally {
+    // The destination's policies changed (an entry of an earlier stay there must not come back).
+    forgetPolicies(orgId);
+  }
+}
+
+async function copyRowsAndFiles(orgId: string, from: RegionStore, to: RegionStore): Promise<{ rows: number; files: number }> {
   let rows = 0;
   for (const table of REGIONAL_TABLES) {
     // Paged, so a large organisation never has to fit in memory at once. The organisation answers
@@ -61,7 +71,11 @@ export async function copyOrgData(orgId: string, from: RegionStore, to: RegionSt
 export async function deleteOrgData(orgId: string, from: RegionStore): Promise<void> {
   // Children before parents (the registry lists parents first), should foreign keys ever be added.
   const tables = [...REGIONAL_TABLES].reverse();
-  await from.db.batch(tables.map((t) => from.db.prepare(`DELETE FROM ${quoteIdent(t)} WHERE org_id = ?`).bind(orgId)));
+  try {
+    await from.db.batch(tables.map((t) => from.db.prepare(`DELETE FROM ${quoteIdent(t)} WHERE org_id = ?`).bind(orgId)));
+  } finally {
+    forgetPolicies(orgId);
+  }
   // List everything first: deleting while paging a listing can skip objects.
   const keys: string[] = [];
   for await (const key of listKeys(from.files, orgFilePrefix(orgId))) keys.push(key);

@@ -1,7 +1,9 @@
 import { DEFAULT_POLICY_NAME, PolicySpecSchema, builtinDefaultPolicy, canonicalJson, type Policy } from "../domain/policy";
+import type { RegionName } from "../domain/tenancy";
 import { and, desc, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { auditStatement } from "./audit";
+import { type PolicyCacheUse, cachedLatestPolicies, forgetPolicies } from "./policy-cache";
 import { policies } from "./schema/policies";
 
 /** The organisation a policy belongs to: its id, and its creation time (that of the built-in default). */
@@ -63,6 +65,33 @@ export async function listLatestPolicies(db: D1Database, org: PolicyOwner): Prom
 }
 
 /**
+ * listLatestPolicies for a read that only shows policies (GET /sig/policies): from the isolate's policy
+ * cache when `use.mayUseCache` (storage/policy-cache.ts, at most POLICY_CACHE_TTL_MS old), else from the
+ * region's database. Never for a decision: checks, sessions and live capture use getLatestPolicy.
+ */
+export function latestPoliciesForRead(
+  store: { name: RegionName; db: D1Database },
+  org: PolicyOwner,
+  use: PolicyCacheUse,
+): Promise<readonly Policy[]> {
+  return cachedLatestPolicies(store.name, org.id, use, () => listLatestPolicies(store.db, org));
+}
+
+/**
+ * The latest version of one policy, for a read that only shows it (GET /sig/policies/{name}): taken from
+ * latestPoliciesForRead's list, which holds what getLatestPolicy would answer for each name (the built-in
+ * default included while `default` was never published). Null when there is no such policy.
+ */
+export async function latestPolicyForRead(
+  store: { name: RegionName; db: D1Database },
+  org: PolicyOwner,
+  name: string,
+  use: PolicyCacheUse,
+): Promise<Policy | null> {
+  return (await latestPoliciesForRead(store, org, use)).find((p) => p.name === name) ?? null;
+}
+
+/**
  * Stores a new policy version and its audit entry in one batch. False when the version number is
  * already taken (another publisher won the race); the caller re-reads and decides (services/policies.ts).
  */
@@ -90,5 +119,9 @@ export async function insertPolicyVersion(
   } catch (err) {
     if (/UNIQUE|PRIMARY KEY|constraint/i.test(String(err))) return false;
     throw err;
+  } finally {
+    // After the write, whatever its outcome: a read of this isolate that starts from here sees it, and one
+    // already in flight does not cache what it read (policy-cache.ts's generation).
+    forgetPolicies(org.id);
   }
 }
