@@ -59,8 +59,8 @@ function thinPass(b: usize, del: usize, W: i32, H: i32, second: bool): i32 {
   return n;
 }
 
-/** Length in pixels of the one-pixel skeleton of the binarised ink image (border pixels left out). */
-function skeletonPixels(img: usize, W: i32, H: i32): i32 {
+/** The one-pixel skeleton of the binarised ink image, as a W x H u8 mask (border pixels left out). */
+function skeleton(img: usize, W: i32, H: i32): usize {
   const n = W * H;
   const b = arenaCalloc(<usize>n);
   for (let y = 1; y < H - 1; y++) {
@@ -73,9 +73,7 @@ function skeletonPixels(img: usize, W: i32, H: i32): i32 {
   for (let pass = 0; pass < MAX_PASSES; pass++) {
     if (thinPass(b, del, W, H, false) + thinPass(b, del, W, H, true) == 0) break;
   }
-  let len = 0;
-  for (let i = 0; i < n; i++) len += <i32>load<u8>(b + <usize>i);
-  return len;
+  return b;
 }
 
 // Gaussian kernel, sigma 1 px, radius 3 (normalised to sum 1).
@@ -123,6 +121,65 @@ function blur(img: usize, W: i32, H: i32): usize {
   return v;
 }
 
+/** Side of the grid on which the cut level is set, in pixels of the normalised image. */
+const TILE: i32 = 32;
+/** Skeleton pixels a window needs for its own level; emptier windows take the whole image's. */
+const MIN_WINDOW_SKELETON: i32 = 12;
+const BINS: i32 = 256;
+
+/**
+ * The level at which the soft cut of the blurred image `g` leaves an ink area of `want` over the
+ * rectangle [x0, x1) x [y0, y1): a histogram of the blurred values, then a bisection on it (the area
+ * falls as the level rises).
+ */
+function levelFor(g: usize, W: i32, x0: i32, y0: i32, x1: i32, y1: i32, want: f32, hist: usize): f32 {
+  memory.fill(hist, 0, <usize>BINS << 2);
+  for (let y = y0; y < y1; y++) {
+    for (let x = x0; x < x1; x++) {
+      let b = <i32>(load<f32>(g + (<usize>(y * W + x) << 2)) * <f32>BINS);
+      if (b < 0) b = 0;
+      if (b >= BINS) b = BINS - 1;
+      const p = hist + (<usize>b << 2);
+      store<f32>(p, load<f32>(p) + 1);
+    }
+  }
+  let lo: f32 = 0.01;
+  let hi: f32 = 0.99;
+  for (let step = 0; step < 16; step++) {
+    const mid = (lo + hi) * 0.5;
+    let a: f32 = 0;
+    for (let b = 0; b < BINS; b++) {
+      const c = load<f32>(hist + (<usize>b << 2));
+      if (c > 0) a += c * soft((<f32>b + 0.5) / <f32>BINS, mid);
+    }
+    if (a > want) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) * 0.5;
+}
+
+/** The weighted median of `n` values (insertion sort: a few dozen windows). */
+function weightedMedian(v: usize, w: usize, n: i32, total: f32): f32 {
+  for (let i = 1; i < n; i++) {
+    const a = load<f32>(v + (<usize>i << 2));
+    const b = load<f32>(w + (<usize>i << 2));
+    let j = i - 1;
+    while (j >= 0 && load<f32>(v + (<usize>j << 2)) > a) {
+      store<f32>(v + (<usize>(j + 1) << 2), load<f32>(v + (<usize>j << 2)));
+      store<f32>(w + (<usize>(j + 1) << 2), load<f32>(w + (<usize>j << 2)));
+      j--;
+    }
+    store<f32>(v + (<usize>(j + 1) << 2), a);
+    store<f32>(w + (<usize>(j + 1) << 2), b);
+  }
+  let acc: f32 = 0;
+  for (let i = 0; i < n; i++) {
+    acc += load<f32>(w + (<usize>i << 2));
+    if (acc >= total * 0.5) return load<f32>(v + (<usize>i << 2));
+  }
+  return load<f32>(v + (<usize>(n - 1) << 2));
+}
+
 /**
  * The W x H ink image `img` (f32 in [0, 1]) redrawn with a mean stroke width of `target` pixels, as a
  * new image; `img` itself when it is too small or holds too little ink to measure. The skeleton's length
@@ -130,32 +187,55 @@ function blur(img: usize, W: i32, H: i32): usize {
  * that each stroke's cross-section becomes a smooth bump, then cut at the level where the ink area is
  * target x L: a thick and a thin pen come out alike, while the outline and the variation of width along
  * each stroke survive.
+ *
+ * One level serves the whole image (the same pen everywhere), but it is not measured on the whole image:
+ * a blot, a stamp or a scribble has much area and little skeleton, and would raise that level until every
+ * other stroke thins, so that one deviating spot moves the features everywhere. Each window of a
+ * TILE-pixel grid (twice as wide as a tile) finds its own level; the image takes their median, weighted
+ * by skeleton length, which such a spot cannot move.
  */
 export function normaliseWidth(img: usize, W: i32, H: i32, target: f32): usize {
   strokeWidth = 0;
   skeletonLength = 0;
   if (W < 8 || H < 8) return img;
   const n = W * H;
-  const len = skeletonPixels(img, W, H);
+  const sk = skeleton(img, W, H);
+  let len = 0;
   let area: f32 = 0;
-  for (let i = 0; i < n; i++) area += load<f32>(img + (<usize>i << 2));
+  for (let i = 0; i < n; i++) {
+    len += <i32>load<u8>(sk + <usize>i);
+    area += load<f32>(img + (<usize>i << 2));
+  }
   skeletonLength = len;
   strokeWidth = len > 0 ? area / <f32>len : 0;
   if (len < 8) return img;
-  const want: f32 = target * <f32>len;
   const g = blur(img, W, H);
-  // The ink area falls as the cut rises: bisect for the level that gives `want` (18 steps: well under
-  // the ramp's width).
-  let lo: f32 = 0.01;
-  let hi: f32 = 0.99;
-  for (let step = 0; step < 18; step++) {
-    const mid = (lo + hi) * 0.5;
-    let a: f32 = 0;
-    for (let i = 0; i < n; i++) a += soft(load<f32>(g + (<usize>i << 2)), mid);
-    if (a > want) lo = mid;
-    else hi = mid;
+  const hist = arenaAlloc(<usize>BINS << 2);
+
+  // One level per window centred on each tile of the grid; the image's level is their median, weighted
+  // by each window's skeleton length.
+  const tx = (W + TILE - 1) / TILE;
+  const ty = (H + TILE - 1) / TILE;
+  const count = tx * ty;
+  const levels = arenaAlloc(<usize>count << 2);
+  const weights = arenaAlloc(<usize>count << 2);
+  const half = TILE / 2;
+  let used = 0;
+  let total: f32 = 0;
+  for (let j = 0; j < ty; j++) {
+    for (let i = 0; i < tx; i++) {
+      const x0 = max(0, i * TILE - half), x1 = min(W, (i + 1) * TILE + half);
+      const y0 = max(0, j * TILE - half), y1 = min(H, (j + 1) * TILE + half);
+      let l = 0;
+      for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) l += <i32>load<u8>(sk + <usize>(y * W + x));
+      if (l < MIN_WINDOW_SKELETON) continue;
+      store<f32>(levels + (<usize>used << 2), levelFor(g, W, x0, y0, x1, y1, target * <f32>l, hist));
+      store<f32>(weights + (<usize>used << 2), <f32>l);
+      total += <f32>l;
+      used++;
+    }
   }
-  const level = (lo + hi) * 0.5;
+  const level = used > 0 ? weightedMedian(levels, weights, used, total) : levelFor(g, W, 0, 0, W, H, target * <f32>len, hist);
   const out = arenaAlloc(<usize>n << 2);
   for (let i = 0; i < n; i++) store<f32>(out + (<usize>i << 2), soft(load<f32>(g + (<usize>i << 2)), level));
   return out;
