@@ -123,7 +123,7 @@ function blur(img: usize, W: i32, H: i32): usize {
 
 /** Side of the grid on which the cut level is set, in pixels of the normalised image. */
 const TILE: i32 = 32;
-/** Skeleton pixels a window needs for its own level; emptier windows take the whole image's. */
+/** Skeleton pixels a window needs to count in the median; with none such, the whole image sets the level. */
 const MIN_WINDOW_SKELETON: i32 = 12;
 const BINS: i32 = 256;
 
@@ -158,7 +158,7 @@ function levelFor(g: usize, W: i32, x0: i32, y0: i32, x1: i32, y1: i32, want: f3
   return (lo + hi) * 0.5;
 }
 
-/** The weighted median of `n` values (insertion sort: a few dozen windows). */
+/** The weighted median of `n` values (insertion sort: at most about a hundred windows, since the image holds about 48,000 pixels). */
 function weightedMedian(v: usize, w: usize, n: i32, total: f32): f32 {
   for (let i = 1; i < n; i++) {
     const a = load<f32>(v + (<usize>i << 2));
