@@ -14,7 +14,7 @@ import { jobObject } from "../../durable-objects/job-client";
 import { checksRepo } from "../storage/checks";
 import type { CheckItemRow } from "../storage/schema/checks";
 import { storedResultOf, type StoredResult } from "./check-results";
-import { evaluate, settleResults, type CheckContext, type RunOptions } from "./checks";
+import { evaluate, itemOutcome, settleResults, type CheckContext, type RunOptions } from "./checks";
 import { concurrencyGate } from "../util/map-limited";
 
 /**
@@ -70,19 +70,7 @@ export async function runItems(
       pending.map((item) =>
         gate(async () => {
           const result = await evaluate(ctx, job, item, opts);
-          const [stored] = await repo.finishItems(ctx.org.id, jobId, [
-            {
-              index: item.itemIndex,
-              outcome: {
-                decision: result.decision,
-                score: result.score,
-                billable: result.billable,
-                result: JSON.stringify(result),
-                completedAt: result.completed_at,
-                pageCount: result.pages ?? item.pageCount,
-              },
-            },
-          ]);
+          const [stored] = await repo.finishItems(ctx.org.id, jobId, [{ index: item.itemIndex, outcome: itemOutcome(result, item) }]);
           return { item, result, stored };
         }).then(
           (done) => done,

@@ -14,7 +14,7 @@ import type { NormalisedItem } from "../domain/check-request";
 import type { Policy } from "../domain/policy";
 import { canonicalJson, hasEnoughReferences, type PolicySpec } from "../domain/policy";
 import { isVerifyError } from "../verify/types";
-import { checksRepo } from "../storage/checks";
+import { checksRepo, type ItemOutcome } from "../storage/checks";
 import type { CheckItemRow, CheckJobRow } from "../storage/schema/checks";
 import { subjectsRepo } from "../storage/subjects";
 import { rebuildModel } from "./enrolment";
@@ -241,14 +241,7 @@ export async function runItem(ctx: CheckContext, jobId: string, index: number, o
   if (started) await repo.mirrorProgress(ctx.org.id, jobId, started);
 
   const result = await evaluate(ctx, job, item, opts);
-  const stored = await repo.finishItem(ctx.org.id, jobId, index, {
-    decision: result.decision,
-    score: result.score,
-    billable: result.billable,
-    result: JSON.stringify(result),
-    completedAt: result.completed_at,
-    pageCount: result.pages ?? item.pageCount,
-  });
+  const stored = await repo.finishItem(ctx.org.id, jobId, index, itemOutcome(result, item));
   // Another delivery stored its outcome first: that one stands.
   const final = stored ? result : (storedResultOf((await repo.item(ctx.org.id, jobId, index))!) ?? result);
   await settle(ctx, job, final);
@@ -434,6 +427,18 @@ async function loadModel(ctx: CheckContext, spec: ItemSpec): Promise<ReferenceMo
   if (state.model === null || state.live.length === 0)
     return { code: "no_references", detail: `The subject ${subjectReference} has no enrolled reference.` };
   return { model: state.model, count: state.live.length };
+}
+
+/** The row an evaluated item is stored as (storage/checks finishItem and finishItems). */
+export function itemOutcome(result: StoredResult, item: Pick<CheckItemRow, "pageCount">): ItemOutcome {
+  return {
+    decision: result.decision,
+    score: result.score,
+    billable: result.billable,
+    result: JSON.stringify(result),
+    completedAt: result.completed_at,
+    pageCount: result.pages ?? item.pageCount,
+  };
 }
 
 /** The item's outcome: a decision, or an error. Only unexpected failures (and BudgetExceeded) throw. */

@@ -245,52 +245,7 @@ export function writeBlock(
   w: number,
   h: number,
 ): void {
-  const xn = Math.min(8, w - x0);
-  const yn = Math.min(8, h - y0);
-  if (dcOnly) {
-    const v = clamp(coef[0] / 8 + 128);
-    for (let y = 0; y < yn; y++) out.fill(v, (y0 + y) * w + x0, (y0 + y) * w + x0 + xn);
-    return;
-  }
-  // Rows: tmp[v*8 + x] = sum_u COS[x*8+u] * coef[v*8+u]; an all-zero row stays zero.
-  for (let v = 0; v < 8; v++) {
-    const r = v * 8;
-    let any = false;
-    for (let u = 0; u < 8; u++) if (coef[r + u] !== 0) any = true;
-    if (!any) {
-      for (let x = 0; x < 8; x++) tmp[r + x] = 0;
-      continue;
-    }
-    for (let x = 0; x < 8; x++) {
-      const cx = x * 8;
-      tmp[r + x] =
-        COS[cx] * coef[r] +
-        COS[cx + 1] * coef[r + 1] +
-        COS[cx + 2] * coef[r + 2] +
-        COS[cx + 3] * coef[r + 3] +
-        COS[cx + 4] * coef[r + 4] +
-        COS[cx + 5] * coef[r + 5] +
-        COS[cx + 6] * coef[r + 6] +
-        COS[cx + 7] * coef[r + 7];
-    }
-  }
-  // Columns.
-  for (let y = 0; y < yn; y++) {
-    const cy = y * 8;
-    const row = (y0 + y) * w + x0;
-    for (let x = 0; x < xn; x++) {
-      const v =
-        COS[cy] * tmp[x] +
-        COS[cy + 1] * tmp[8 + x] +
-        COS[cy + 2] * tmp[16 + x] +
-        COS[cy + 3] * tmp[24 + x] +
-        COS[cy + 4] * tmp[32 + x] +
-        COS[cy + 5] * tmp[40 + x] +
-        COS[cy + 6] * tmp[48 + x] +
-        COS[cy + 7] * tmp[56 + x];
-      out[row + x] = clamp(v + 128);
-    }
-  }
+  transformBlock(coef, tmp, dcOnly, COS, 8, out, x0, y0, w, h);
 }
 
 function clamp(v: number): number {
@@ -313,16 +268,35 @@ export function writeBlockScaled(
   w: number,
   h: number,
 ): void {
-  const n = 8 / scale;
+  // At 1/8 only the DC term survives the average.
+  transformBlock(coef, tmp, dcOnly || scale === 8, scale === 8 ? COS : SCALED[scale], 8 / scale, out, x0, y0, w, h);
+}
+
+/**
+ * The separable transform both share: n output pixels per side from basis[x * 8 + u] (COS for the full
+ * IDCT, SCALED for a reduced one), level shift and clamp, visible part only. A DC-only block is flat:
+ * its value is the DC term's (every basis row averages to 1/8 of it).
+ */
+function transformBlock(
+  coef: Float32Array,
+  tmp: Float32Array,
+  dcOnly: boolean,
+  basis: Float32Array,
+  n: number,
+  out: Uint8Array,
+  x0: number,
+  y0: number,
+  w: number,
+  h: number,
+): void {
   const xn = Math.min(n, w - x0);
   const yn = Math.min(n, h - y0);
-  if (dcOnly || scale === 8) {
+  if (dcOnly) {
     const v = clamp(coef[0] / 8 + 128);
     for (let y = 0; y < yn; y++) out.fill(v, (y0 + y) * w + x0, (y0 + y) * w + x0 + xn);
     return;
   }
-  const B = SCALED[scale];
-  // Rows: tmp[v*8 + x] = sum_u B[x*8+u] * coef[v*8+u], for the n output columns; zero rows stay zero.
+  // Rows: tmp[v*8 + x] = sum_u basis[x*8+u] * coef[v*8+u], for the n output columns; zero rows stay zero.
   for (let v = 0; v < 8; v++) {
     const r = v * 8;
     let any = false;
@@ -334,29 +308,30 @@ export function writeBlockScaled(
     for (let x = 0; x < n; x++) {
       const bx = x * 8;
       tmp[r + x] =
-        B[bx] * coef[r] +
-        B[bx + 1] * coef[r + 1] +
-        B[bx + 2] * coef[r + 2] +
-        B[bx + 3] * coef[r + 3] +
-        B[bx + 4] * coef[r + 4] +
-        B[bx + 5] * coef[r + 5] +
-        B[bx + 6] * coef[r + 6] +
-        B[bx + 7] * coef[r + 7];
+        basis[bx] * coef[r] +
+        basis[bx + 1] * coef[r + 1] +
+        basis[bx + 2] * coef[r + 2] +
+        basis[bx + 3] * coef[r + 3] +
+        basis[bx + 4] * coef[r + 4] +
+        basis[bx + 5] * coef[r + 5] +
+        basis[bx + 6] * coef[r + 6] +
+        basis[bx + 7] * coef[r + 7];
     }
   }
+  // Columns.
   for (let y = 0; y < yn; y++) {
     const by = y * 8;
     const row = (y0 + y) * w + x0;
     for (let x = 0; x < xn; x++) {
       const v =
-        B[by] * tmp[x] +
-        B[by + 1] * tmp[8 + x] +
-        B[by + 2] * tmp[16 + x] +
-        B[by + 3] * tmp[24 + x] +
-        B[by + 4] * tmp[32 + x] +
-        B[by + 5] * tmp[40 + x] +
-        B[by + 6] * tmp[48 + x] +
-        B[by + 7] * tmp[56 + x];
+        basis[by] * tmp[x] +
+        basis[by + 1] * tmp[8 + x] +
+        basis[by + 2] * tmp[16 + x] +
+        basis[by + 3] * tmp[24 + x] +
+        basis[by + 4] * tmp[32 + x] +
+        basis[by + 5] * tmp[40 + x] +
+        basis[by + 6] * tmp[48 + x] +
+        basis[by + 7] * tmp[56 + x];
       out[row + x] = clamp(v + 128);
     }
   }
