@@ -6,7 +6,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import type { ScoringParams } from "../../src/verify/calibration";
 import type { Core } from "../../src/verify/core";
 import { DEFAULT_THRESHOLDS } from "../../src/domain/policy-defaults";
-import { fitParams } from "../train/fit";
+import { type FitOptions, fitParams } from "../train/fit";
 import type { Dataset, Writer } from "./dataset";
 
 export const isDataset = (folder: string): boolean => existsSync(join(folder, "index.csv"));
@@ -59,6 +59,7 @@ export function lodoParams(core: Core, scored: Dataset, loaded: Dataset[], memo 
     p = fitParams(core, others.length === 1 ? others[0].writers : pooledWriters(others), {
       trainedOn: others.map((d) => d.name),
       anchor: { score: DEFAULT_THRESHOLDS.approve, far: 0.02 },
+      ...fitKnobs(),
     });
     memo.set(key, p);
   }
@@ -67,3 +68,21 @@ export function lodoParams(core: Core, scored: Dataset, loaded: Dataset[], memo 
 }
 
 export const datasetName = (folder: string): string => basename(resolve(folder));
+
+/**
+ * Tuning knobs for experiments, from the environment (never in reported tables unless stated; docs/accuracy.md
+ * names the ones its experiments used): PRIOR_STRENGTH, SPREAD_FLOOR, K, OUTLIER_Z, LAMBDA, RANDOM_WEIGHT
+ * (numbers, FitOptions of bench/train/fit.ts) and PER_BAND (any value: one classifier per band of reference counts).
+ */
+function fitKnobs(): Partial<FitOptions> {
+  const out: Partial<FitOptions> = {};
+  const num = (name: string) => (process.env[name] ? Number(process.env[name]) : undefined);
+  out.priorStrength = num("PRIOR_STRENGTH");
+  out.spreadFloor = num("SPREAD_FLOOR");
+  out.k = num("K");
+  out.outlierZ = num("OUTLIER_Z");
+  out.lambda = num("LAMBDA");
+  out.randomWeight = num("RANDOM_WEIGHT");
+  if (process.env.PER_BAND) out.perBand = true;
+  return out;
+}

@@ -1,6 +1,6 @@
 // Re-renders a development image as another capture would have produced it: other resolutions, binarised
 // or grey scanning, other pens, blur, JPEG, textured paper under uneven light, a slightly rotated sheet,
-// light strokes on grey paper, and a final tail drawn longer or shorter or cut by the box edge.
+// light strokes on grey paper, and a final tail drawn longer, shorter or fading, or cut by the box edge.
 // Everything works on the grey raster the production decoder returns (0 = ink, 255 = paper) and is
 // deterministic: random choices come from a generator seeded by the condition and the image's path.
 import { PhotonImage } from "@cf-wasm/photon";
@@ -275,6 +275,25 @@ export function scaleTail(r: Raster, factor: number, share = 0.2): Raster {
   return { width: W, height: r.height, data };
 }
 
+/**
+ * A final flourish that fades: over the rightmost `share` of the ink's columns the ink's contrast against
+ * the paper falls linearly from full to `faint` of it (a pen running dry or lifting, a light stroke that
+ * the scanner barely keeps). Its length is unchanged; how much of it survives is what varies.
+ */
+export function fadeTail(r: Raster, faint = 0.3, share = 0.3): Raster {
+  const ink = inkColumns(r);
+  if (!ink) return r;
+  const paper = paperLevel(r);
+  const a = ink.x1 - Math.round(share * (ink.x1 - ink.x0));
+  const span = Math.max(1, ink.x1 - a);
+  return map(r, (v, i) => {
+    const x = i % r.width;
+    if (x < a || v >= paper) return v;
+    const keep = 1 - (1 - faint) * Math.min(1, (x - a) / span);
+    return paper - (paper - v) * keep;
+  });
+}
+
 /** The box edge cuts the signature: everything right of (1 - share) of the ink's width is gone. */
 export function cropTail(r: Raster, share = 0.13): Raster {
   const ink = inkColumns(r);
@@ -324,4 +343,10 @@ export const CONDITIONS: Condition[] = [
   { name: "tail-longer", about: "rightmost 20% of the ink stretched to 150%", scanner: false, render: (r) => scaleTail(r, 1.5) },
   { name: "tail-shorter", about: "rightmost 20% of the ink compressed to 60%", scanner: false, render: (r) => scaleTail(r, 0.6) },
   { name: "tail-cropped", about: "cut at the box edge: last 13% of the ink's width gone", scanner: false, render: (r) => cropTail(r) },
+  {
+    name: "faint-tail",
+    about: "rightmost 30% of the ink fading to 30% of its contrast",
+    scanner: false,
+    render: (r) => fadeTail(r),
+  },
 ];

@@ -19,6 +19,7 @@ export interface FitOptions {
   k?: number;
   priorStrength?: number;
   spreadFloor?: number;
+  outlierZ?: number;
   /** A separate linear model per band of reference counts (default: one pooled model). */
   perBand?: boolean;
   /**
@@ -93,7 +94,7 @@ export function fitParams(core: Core, writers: Writer[], opt: FitOptions): Scori
     prior: { mean: priorMean, spread: priorSpread, strength: opt.priorStrength ?? 2 },
     variantRatio: ratios.map((r) => (r.length ? median(r) : 2)),
     spreadFloor: opt.spreadFloor ?? 0.4,
-    outlierZ: 3,
+    outlierZ: opt.outlierZ ?? 3,
     classifiers: [],
   };
 
