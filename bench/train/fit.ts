@@ -134,7 +134,7 @@ export function fitParams(core: Core, writers: Writer[], opt: FitOptions): Scori
     wA = all.flatMap((b) => b.wt);
   const pooled =
     opt.classifier === "zmean"
-      ? { weights: [...new Array(G).fill(-1 / G), ...new Array(2 * G).fill(0)], bias: 0 }
+      ? { weights: [...new Array(G).fill(-1 / G), ...new Array(3 * G).fill(0)], bias: 0 }
       : monotoneLogistic(XA, yA, wA, opt.lambda ?? 1e-2);
   for (const maxRefs of BANDS) {
     const { X, y, wt, kinds } = bands.get(maxRefs)!;

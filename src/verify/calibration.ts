@@ -4,7 +4,8 @@
  *
  * A comparison yields a vector (see compare.ts comparisonVector): per feature group, the questioned
  * signature's distance to its nearest references z-normalised by the subject's own reference statistics,
- * and the same distance relative to the population. A linear model turns it into a logit; a logistic map
+ * the same distance relative to the population and to the subject's mean, and the distance to the single
+ * nearest reference relative to the subject's mean (four values per group). A linear model turns it into a logit; a logistic map
  * (fitted on development writers, per band of reference counts) turns that into the calibrated score in
  * [0, 1], so one set of policy thresholds means the same for every subject: the slope comes from a Platt fit
  * and the offset puts the default policy's `approve` threshold (0.7) where about 2% of skilled forgeries

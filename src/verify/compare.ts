@@ -41,7 +41,11 @@ const REGION_COUNT = 3;
 
 /**
  * The vector the classifier reads, per group: z of the k-nearest distance against the subject's statistics,
- * log of that distance against the population, and log of it against the subject's mean.
+ * log of that distance against the population, log of it against the subject's mean, and log of the
+ * nearest reference's distance against the subject's mean. The last one is there for writers whose
+ * signatures come in variants (a tail drawn long or short, a flourish or none): a genuine signature is
+ * then close to the one reference of its own variant and far from the rest, which the k-nearest mean
+ * blurs; with more references, one of them is more likely to be of the same variant.
  */
 export function comparisonVector(
   dist: Float32Array,
@@ -50,11 +54,17 @@ export function comparisonVector(
   model: ReferenceModel,
   params: ScoringParams,
 ): { x: number[]; z: number } {
-  return comparisonVectorOf(aggregate(dist, refCount, groups, params.k), groups, model, params);
+  return comparisonVectorOf(aggregate(dist, refCount, groups, params.k), aggregate(dist, refCount, groups, 1), groups, model, params);
 }
 
-/** comparisonVector from the aggregated per-group distances. */
-export function comparisonVectorOf(d: number[], groups: number, model: ReferenceModel, params: ScoringParams): { x: number[]; z: number } {
+/** comparisonVector from the aggregated per-group distances: to the k nearest (d) and to the nearest (d1). */
+export function comparisonVectorOf(
+  d: number[],
+  d1: number[],
+  groups: number,
+  model: ReferenceModel,
+  params: ScoringParams,
+): { x: number[]; z: number } {
   const x: number[] = [];
   let zSum = 0;
   for (let g = 0; g < groups; g++) {
@@ -65,6 +75,7 @@ export function comparisonVectorOf(d: number[], groups: number, model: Reference
   for (let g = 0; g < groups; g++) x.push(Math.log((d[g] + 1e-6) / (params.prior.mean[g] + 1e-6)));
   // The distance relative to the subject's mean alone: steadier than z when the spread rests on few references.
   for (let g = 0; g < groups; g++) x.push(Math.log((d[g] + 1e-6) / (model.stats.mean[g] + 1e-6)));
+  for (let g = 0; g < groups; g++) x.push(Math.log((d1[g] + 1e-6) / (model.stats.mean[g] + 1e-6)));
   return { x, z: zSum / groups };
 }
 
@@ -86,14 +97,17 @@ export function compareToModel(
 
   // Learned references lower the distance by at most LEARNED_DISTANCE_FLOOR of the anchors' own (model.ts).
   let d = aggregate(dist, active.length, G, params.k);
+  let d1 = aggregate(dist, active.length, G, 1);
   const anchorRows = active.map((r, i) => (r.learned ? -1 : i)).filter((i) => i >= 0);
   if (anchorRows.length > 0 && anchorRows.length < active.length) {
     const anchorDist = new Float32Array(anchorRows.length * G);
     anchorRows.forEach((r, n) => anchorDist.set(dist.subarray(r * G, (r + 1) * G), n * G));
     const dAnchors = aggregate(anchorDist, anchorRows.length, G, params.k);
+    const d1Anchors = aggregate(anchorDist, anchorRows.length, G, 1);
     d = d.map((v, g) => Math.max(v, LEARNED_DISTANCE_FLOOR * dAnchors[g]));
+    d1 = d1.map((v, g) => Math.max(v, LEARNED_DISTANCE_FLOOR * d1Anchors[g]));
   }
-  const { x, z } = comparisonVectorOf(d, G, model, params);
+  const { x, z } = comparisonVectorOf(d, d1, G, model, params);
   const score = features.inkFound ? scoreOf(x, active.length, params) : 0;
 
   // Best reference: smallest distance relative to the subject's typical distance, over all groups.

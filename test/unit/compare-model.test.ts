@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { getCore } from "../../src/verify/core-module";
 import { DEFAULT_PARAMS, scoreOf } from "../../src/verify/calibration";
 import { compareToModel, comparisonVector } from "../../src/verify/compare";
-import { extractFeatures } from "../../src/verify/features";
+import { extractFeatures, featureVector } from "../../src/verify/features";
 import { buildReferenceModel } from "../../src/verify/model";
 import { makeWriter, renderSignature } from "../fixtures/generator";
 
@@ -41,6 +41,30 @@ describe("reference model and comparison", () => {
     expect(flagged).toEqual(["w201-v1"]);
     const q = extractFeatures(core, renderSignature(makeWriter(201), { variant: 1 }));
     expect(compareToModel(core, q, model).bestRefId).not.toBe("w201-v1");
+  });
+
+  it("sees the nearest reference on its own as well as the mean of the k nearest", () => {
+    // A writer who signs in variants: a genuine signature is close to the one reference of its own
+    // variant. The last block of the comparison vector is the nearest reference's distance against the
+    // subject's mean; the k-nearest block averages that reference with the next one.
+    const refs = refsOf(350, [1, 2, 3, 4]);
+    const model = buildReferenceModel(core, refs);
+    const G = core.groupCount;
+    const active = model.refs.filter((r) => !r.outlier);
+    const copy = refs[1].features;
+    const d = core.groupDistances(
+      featureVector(copy),
+      active.map((r) => featureVector(r.features)),
+    );
+    const { x } = comparisonVector(d, active.length, G, model, DEFAULT_PARAMS);
+    expect(x).toHaveLength(4 * G);
+    expect(DEFAULT_PARAMS.classifiers.every((c) => c.weights.length === 4 * G)).toBe(true);
+    const kMean = x.slice(2 * G, 3 * G);
+    const nearest = x.slice(3 * G);
+    for (let g = 0; g < G; g++) {
+      expect(nearest[g]).toBeLessThan(-5); // distance 0 to the copied reference
+      expect(kMean[g]).toBeGreaterThan(nearest[g] + 3);
+    }
   });
 
   it("is JSON-serialisable: a stored model scores exactly as the fresh one", () => {

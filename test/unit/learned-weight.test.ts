@@ -28,6 +28,9 @@ describe("learned references in the model", () => {
     const scoreLearned = compareToModel(core, next, asLearned).score;
     expect(scoreLearned).toBeLessThan(scoreAnchor);
     expect(scoreLearned).toBeLessThan(0.7);
+    // Not even the learned forgery itself: its distance to the learned reference is 0, and the nearest
+    // reference's distance is floored like the k-nearest one.
+    expect(compareToModel(core, forgery, asLearned).score).toBeLessThan(0.7);
     // Genuine signatures still score as before.
     const genuine = sig(700, 9);
     expect(compareToModel(core, genuine, asLearned).score).toBeGreaterThan(0.7);
