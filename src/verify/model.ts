@@ -43,12 +43,13 @@ export interface ReferenceModel {
 /**
  * Anchors stay in charge (docs/learning.md). Learned references are one reviewer's judgement, so they
  * may bring a questioned signature's distance down by at most this share of its distance to the anchors
- * alone: d = max(d_all, LEARNED_DISTANCE_FLOOR * d_anchors). A mistaken confirmation of a forgery can then
- * not make the forger's next signature look closer than half of what the anchors say (bench:learning: 0.5
- * closes 67% and 58% of the 3-to-10-anchor gap on the two development sets with feature version 3, where
- * 0.6 left Bengali at 49%, and one mistaken confirmation costs at most 0.2 point of FAR; docs/learning.md). Learned references
- * also never mark an anchor as an outlier: outliers are judged among anchors, and a learned reference far
- * from the anchors' statistics is itself flagged and left out.
+ * alone: d = max(d_all, LEARNED_DISTANCE_FLOOR * d_anchors), for the k-nearest mean and for the nearest
+ * reference alike (compare.ts). A mistaken confirmation of a forgery can then not make the forger's next
+ * signature look closer than half of what the anchors say. With feature version 3, bench:learning measures
+ * that 0.5 closes 71% and 58% of the 3-to-10-anchor gap on the two development sets (0.6 left Bengali at
+ * 49% with a first cut of version 3), and one mistaken confirmation costs at most 0.2 point of FAR
+ * (docs/learning.md). Learned references also never mark an anchor as an outlier: outliers are judged
+ * among anchors, and a learned reference far from the anchors' statistics is itself flagged and left out.
  */
 export const LEARNED_DISTANCE_FLOOR = 0.5;
 
