@@ -1,4 +1,4 @@
-// Which feature groups a change of pen, blur or resolution moves (docs/accuracy.md, "Where the pen's width
+// Which feature groups a change of pen, blur, resolution or tail moves (docs/accuracy.md, "Where the pen's width
 // goes"): per group, the distance between a writer's first genuine signature and the same image re-rendered
 // (bench/lib/render.ts), over the mean distance between that signature and the writer's next three genuine
 // ones. Every 4th writer of one dataset, with the core in wasm/build.
@@ -10,7 +10,7 @@ import { decodePage } from "../../src/verify/decode/index";
 import type { Raster } from "../../src/verify/types";
 import { findDatasetsRoot } from "../lib/lodo";
 import { loadNodeCore } from "../lib/node-core";
-import { morph3, blur as blurR, resampleToDpi } from "../lib/render";
+import { morph3, blur as blurR, cropTail, fadeTail, resampleToDpi, scaleTail } from "../lib/render";
 
 const core = loadNodeCore();
 const datasets = findDatasetsRoot();
@@ -21,6 +21,9 @@ const conds: Record<string, (r: Raster) => Raster> = {
   thin: (r) => morph3(r, "max"),
   blur: (r) => blurR(r, 1.5),
   dpi150: (r) => resampleToDpi(r, 150),
+  tailLong: (r) => scaleTail(r, 1.5),
+  tailCut: (r) => cropTail(r),
+  tailFade: (r) => fadeTail(r),
 };
 const G = core.groupCount;
 const sums: Record<string, number[]> = { genuine: new Array(G).fill(0) };

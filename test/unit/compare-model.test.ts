@@ -44,9 +44,9 @@ describe("reference model and comparison", () => {
   });
 
   it("sees the nearest reference on its own as well as the mean of the k nearest", () => {
-    // A writer who signs in variants: a genuine signature is close to the one reference of its own
-    // variant. The last block of the comparison vector is the nearest reference's distance against the
-    // subject's mean; the k-nearest block averages that reference with the next one.
+    // The last block of the comparison vector is the nearest reference's distance against the subject's
+    // mean; the k-nearest block averages that reference with the next one. An exact copy of one reference
+    // (the extreme of a signature close to the one reference of its own variant) is at distance 0 from it.
     const refs = refsOf(350, [1, 2, 3, 4]);
     const model = buildReferenceModel(core, refs);
     const G = core.groupCount;
