@@ -46,6 +46,18 @@ function cached(): PolicyCacheUse & { refreshes: Promise<unknown>[] } {
 const UNCACHED: PolicyCacheUse = { mayUseCache: false, background: () => {} };
 
 let now = 1_000;
+
+/** An organisation whose cached list (default, version 1) is just due for a background refresh, and its slow reader. */
+async function dueForRefresh() {
+  const org = orgId();
+  const r = slowReader();
+  const first = cachedLatestPolicies("us", org, cached(), r.read);
+  r.release([v("default", 1)]);
+  await first;
+  now += POLICY_CACHE_REFRESH_AFTER_MS;
+  return { org, r };
+}
+
 beforeEach(() => {
   now = 1_000;
   setPolicyCacheClock(() => now);
@@ -119,13 +131,7 @@ describe("policy cache", () => {
   });
 
   it("serves an entry past POLICY_CACHE_REFRESH_AFTER_MS and reads it again once, in the background", async () => {
-    const org = orgId();
-    const r = slowReader();
-    const first = cachedLatestPolicies("us", org, cached(), r.read);
-    r.release([v("default", 1)]);
-    await first;
-
-    now += POLICY_CACHE_REFRESH_AFTER_MS;
+    const { org, r } = await dueForRefresh();
     const use = cached();
     // Answered at once from the entry; the refresh runs behind it.
     expect(await cachedLatestPolicies("us", org, use, r.read)).toEqual([v("default", 1)]);
@@ -149,12 +155,7 @@ describe("policy cache", () => {
   });
 
   it("does not store a background refresh that a publish overlapped", async () => {
-    const org = orgId();
-    const r = slowReader();
-    const first = cachedLatestPolicies("us", org, cached(), r.read);
-    r.release([v("default", 1)]);
-    await first;
-    now += POLICY_CACHE_REFRESH_AFTER_MS;
+    const { org, r } = await dueForRefresh();
     const use = cached();
     await cachedLatestPolicies("us", org, use, r.read);
     forgetPolicies(org); // published on this isolate while the refresh read

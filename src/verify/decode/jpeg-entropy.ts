@@ -296,7 +296,32 @@ function transformBlock(
     for (let y = 0; y < yn; y++) out.fill(v, (y0 + y) * w + x0, (y0 + y) * w + x0 + xn);
     return;
   }
-  // Rows: tmp[v*8 + x] = sum_u basis[x*8+u] * coef[v*8+u], for the n output columns; zero rows stay zero.
+  rowPass(coef, tmp, basis, n);
+  // Columns.
+  for (let y = 0; y < yn; y++) {
+    const by = y * 8;
+    const row = (y0 + y) * w + x0;
+    for (let x = 0; x < xn; x++) {
+      const v =
+        basis[by] * tmp[x] +
+        basis[by + 1] * tmp[8 + x] +
+        basis[by + 2] * tmp[16 + x] +
+        basis[by + 3] * tmp[24 + x] +
+        basis[by + 4] * tmp[32 + x] +
+        basis[by + 5] * tmp[40 + x] +
+        basis[by + 6] * tmp[48 + x] +
+        basis[by + 7] * tmp[56 + x];
+      out[row + x] = clamp(v + 128);
+    }
+  }
+}
+
+/**
+ * The row half of a separable block transform: tmp[v*8 + x] = sum_u basis[x*8 + u] * coef[v*8 + u] for
+ * the first n output columns (basis: COS, SCALED or a straddling scale's weights). All-zero rows, the
+ * common case after quantisation, skip the products.
+ */
+function rowPass(coef: Float32Array, tmp: Float32Array, basis: Float32Array, n: number): void {
   for (let v = 0; v < 8; v++) {
     const r = v * 8;
     let any = false;
@@ -316,23 +341,6 @@ function transformBlock(
         basis[bx + 5] * coef[r + 5] +
         basis[bx + 6] * coef[r + 6] +
         basis[bx + 7] * coef[r + 7];
-    }
-  }
-  // Columns.
-  for (let y = 0; y < yn; y++) {
-    const by = y * 8;
-    const row = (y0 + y) * w + x0;
-    for (let x = 0; x < xn; x++) {
-      const v =
-        basis[by] * tmp[x] +
-        basis[by + 1] * tmp[8 + x] +
-        basis[by + 2] * tmp[16 + x] +
-        basis[by + 3] * tmp[24 + x] +
-        basis[by + 4] * tmp[32 + x] +
-        basis[by + 5] * tmp[40 + x] +
-        basis[by + 6] * tmp[48 + x] +
-        basis[by + 7] * tmp[56 + x];
-      out[row + x] = clamp(v + 128);
     }
   }
 }
@@ -399,29 +407,8 @@ function accumulateBlock(t: BlockTarget, coef: Float32Array, tmp: Float32Array, 
     for (let i = 0; i < ny; i++) for (let j = 0; j < nx; j++) acc[(y0 + i) * w + x0 + j] += v * X.count[j] * Y.count[i];
     return;
   }
-  const MX = X.M;
   const MY = Y.M;
-  for (let v = 0; v < 8; v++) {
-    const r = v * 8;
-    let any = false;
-    for (let u = 0; u < 8; u++) if (coef[r + u] !== 0) any = true;
-    if (!any) {
-      for (let j = 0; j < nx; j++) tmp[r + j] = 0;
-      continue;
-    }
-    for (let j = 0; j < nx; j++) {
-      const m = j * 8;
-      tmp[r + j] =
-        MX[m] * coef[r] +
-        MX[m + 1] * coef[r + 1] +
-        MX[m + 2] * coef[r + 2] +
-        MX[m + 3] * coef[r + 3] +
-        MX[m + 4] * coef[r + 4] +
-        MX[m + 5] * coef[r + 5] +
-        MX[m + 6] * coef[r + 6] +
-        MX[m + 7] * coef[r + 7];
-    }
-  }
+  rowPass(coef, tmp, X.M, nx);
   for (let i = 0; i < ny; i++) {
     const m = i * 8;
     const row = (y0 + i) * w + x0;
