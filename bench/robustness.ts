@@ -157,6 +157,7 @@ async function main(): Promise<void> {
   const stride = Number(arg("--stride") ?? 1);
   const cacheDir = arg("--cache") ?? join(tmpdir(), "countersign-features");
   const out = arg("--out") ?? fileURLToPath(new URL("./results", import.meta.url));
+  mkdirSync(out, { recursive: true });
   const only = arg("--only")?.split(",");
   const conditions = only ? CONDITIONS.filter((c) => only.includes(c.name)) : CONDITIONS;
   if (only && conditions.length !== only.length)
