@@ -35,7 +35,7 @@ import { loadDataset, type Dataset, type Sample, type Writer } from "./lib/datas
 import { lodoParams, lodoTargets } from "./lib/lodo";
 import { loadNodeCore } from "./lib/node-core";
 import { runProtocol, type Trial } from "./lib/protocol";
-import { pct, rates, type Rates } from "./lib/rates";
+import { type Concentration, concentration, pct, rates, type Rates } from "./lib/rates";
 import { throughA4Page } from "./lib/a4-page";
 import { fitParams } from "./train/fit";
 
@@ -58,6 +58,8 @@ interface Row {
   n: number;
   skilled: Rates;
   random: Rates;
+  /** How the errors at approve spread over writers (leave-one-dataset-out runs). */
+  concentration?: Concentration;
 }
 
 function printTable(title: string, results: Row[]): void {
@@ -72,6 +74,19 @@ function printTable(title: string, results: Row[]): void {
     console.log(
       `${String(r.n).padStart(4)} |        ${pct(s.eer_global)}   (${pct(s.eer_writer)}) |  ${pct(s.far)}  ${pct(s.frr)} |  ${pct(s.at.auto_approve.far)}  ${pct(s.at.flag.far)} |` +
         `       ${pct(q.eer_global)}  (${pct(q.eer_writer)}) |  ${pct(q.far)}  ${pct(q.frr)}`,
+    );
+  }
+}
+
+/** Where the errors at approve sit: the view of the held-out report in issue 14, for comparison. */
+function printConcentration(results: Row[]): void {
+  console.log("errors at approve by writer (skilled forgery passed or genuine rejected):");
+  for (const r of results) {
+    const c = r.concentration;
+    if (!c) continue;
+    const worst = c.worstFrr.map((v) => `${Math.round(100 * v)}%`).join(", ");
+    console.log(
+      `${String(r.n).padStart(4)} | ${c.writersWithoutError} of ${c.writers} writers without error; the ${c.worstFrr.length} with most rejected genuine carry ${Math.round(100 * c.worstShareOfRejected)}% of them (their FRR ${worst})`,
     );
   }
 }
@@ -97,10 +112,11 @@ async function lodo(folder: string | undefined): Promise<void> {
     const results: Row[] = [];
     for (const n of NS) {
       const trials = runProtocol(core, ds.writers, ds.writers, n, params);
-      results.push({ n, skilled: rates(trials, "skilled"), random: rates(trials, "random") });
+      results.push({ n, skilled: rates(trials, "skilled"), random: rates(trials, "random"), concentration: concentration(trials) });
     }
     const label = `leave-one-dataset-out: trained on ${params.trainedOn.join(", ")} only`;
     printTable(`${ds.name}: ${ds.writers.length} writers, ${label}`, results);
+    printConcentration(results);
     const file = join(out, `accuracy-lodo-${ds.name}${stride > 1 ? `-stride${stride}` : ""}.json`);
     writeFileSync(
       file,
