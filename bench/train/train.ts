@@ -37,7 +37,7 @@ for (const f of folders) {
 }
 const params = fitParams(core, writers, { trainedOn: names });
 const round = (v: number) => Number(v.toPrecision(6));
-writeFileSync(out, JSON.stringify(params, (_, v) => (typeof v === "number" ? round(v) : v), 1) + "\n");
+writeFileSync(out, `${JSON.stringify(params, (_, v) => (typeof v === "number" ? round(v) : v), 1)}\n`);
 const biome = fileURLToPath(new URL("../../node_modules/.bin/biome", import.meta.url));
 execFileSync(biome, ["format", "--write", out], { stdio: "ignore" });
 console.log(`trained on ${writers.length} writers of ${names.join(", ")} -> ${out}`);
