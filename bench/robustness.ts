@@ -31,7 +31,8 @@ import { DEFAULT_THRESHOLDS } from "../src/domain/policy-defaults";
 import { type Dataset, loadDataset, RASTERS_KEPT, type Sample, type Writer } from "./lib/dataset";
 import { lodoParams, lodoTargets } from "./lib/lodo";
 import { loadNodeCore } from "./lib/node-core";
-import { modelFor, questionedOf, runProtocol, type Trial } from "./lib/protocol";
+import { modelFor, questionedOf, runProtocol } from "./lib/protocol";
+import type { Trial } from "./lib/trial";
 import { pct, rates } from "./lib/rates";
 import { CONDITIONS, type Condition, rngFor } from "./lib/render";
 

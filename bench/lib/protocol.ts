@@ -7,14 +7,7 @@ import type { ScoringParams } from "../../src/verify/calibration";
 import { compareToModel } from "../../src/verify/compare";
 import { buildReferenceModel, type ReferenceModel } from "../../src/verify/model";
 import type { Sample, Writer } from "./dataset";
-
-export type Kind = "genuine" | "skilled" | "random";
-
-export interface Trial {
-  writer: string;
-  kind: Kind;
-  score: number;
-}
+import type { Kind, Trial } from "./trial";
 
 export const RANDOM_OTHERS = 20;
 

@@ -2,7 +2,7 @@
 // thresholds, and FAR/FRR at each of the default policy's thresholds (never tuned on the scored data).
 import { DEFAULT_THRESHOLDS } from "../../src/domain/policy-defaults";
 import { eer, ratesAt } from "./metrics";
-import type { Trial } from "./protocol";
+import type { Trial } from "./trial";
 
 export interface Rates {
   eer_global: number;

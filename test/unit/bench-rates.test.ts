@@ -2,7 +2,7 @@
 // default approve threshold, so the development sets can be put beside the held-out report of issue 14.
 import { describe, expect, it } from "vitest";
 import { concentration } from "../../bench/lib/rates";
-import type { Kind, Trial } from "../../bench/lib/protocol";
+import type { Kind, Trial } from "../../bench/lib/trial";
 import { DEFAULT_THRESHOLDS } from "../../src/domain/policy-defaults";
 
 const hi = DEFAULT_THRESHOLDS.approve + 0.05;
