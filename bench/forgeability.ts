@@ -34,6 +34,9 @@ interface Row {
   writer: string;
   predicted: number;
   observed: number;
+  /** Share of the writer's skilled forgeries reaching the default policy's flag threshold. */
+  observedAtFlag: number;
+  meanForgeryScore: number;
   forgeries: number;
   level: string;
 }
@@ -93,7 +96,15 @@ function evaluate(records: WriterRecord[], n: number, p: ForgeabilityParams, thr
     .filter((r) => r.n === n)
     .map((r) => {
       const far = estimateFromFeatures(r.features, threshold, p).far;
-      return { writer: r.writer, predicted: far, observed: observedFar(r, threshold), forgeries: r.skilled.length, level: levelOf(far, p) };
+      return {
+        writer: r.writer,
+        predicted: far,
+        observed: observedFar(r, threshold),
+        observedAtFlag: observedFar(r, DEFAULT_THRESHOLDS.flag),
+        meanForgeryScore: r.skilled.reduce((t, v) => t + v, 0) / Math.max(1, r.skilled.length),
+        forgeries: r.skilled.length,
+        level: levelOf(far, p),
+      };
     });
   const byLevel: Record<string, { writers: number; meanPredicted: number; meanObserved: number }> = {};
   for (const level of ["low", "medium", "high"]) {
@@ -112,6 +123,18 @@ function evaluate(records: WriterRecord[], n: number, p: ForgeabilityParams, thr
     spearman: spearman(
       rows.map((r) => r.predicted),
       rows.map((r) => r.observed),
+    ),
+    // With pass rates of a few percent most writers show none or one passing forgery, so the ranking above
+    // is mostly counting noise. Two smoother views of the same question (do the writers the estimate calls
+    // forgeable have forgeries that come closer?): the share reaching the lower flag threshold, and the
+    // mean forgery score.
+    spearmanAtFlag: spearman(
+      rows.map((r) => r.predicted),
+      rows.map((r) => r.observedAtFlag),
+    ),
+    spearmanMeanScore: spearman(
+      rows.map((r) => r.predicted),
+      rows.map((r) => r.meanForgeryScore),
     ),
     deciles: deciles(rows),
     byLevel,
@@ -171,7 +194,8 @@ async function main(): Promise<void> {
     console.log(`\n${ds.name}: scoring and estimate trained on ${other.name}; approve threshold ${threshold}`);
     for (const r of results) {
       console.log(
-        `n = ${r.n}: ${r.writers} writers, mean predicted ${pct(r.meanPredicted)}, mean observed ${pct(r.meanObserved)}, Spearman ${r.spearman.toFixed(2)}`,
+        `n = ${r.n}: ${r.writers} writers, mean predicted ${pct(r.meanPredicted)}, mean observed ${pct(r.meanObserved)}, Spearman ${r.spearman.toFixed(2)}` +
+          ` (predicted against the share reaching flag ${DEFAULT_THRESHOLDS.flag}: ${r.spearmanAtFlag.toFixed(2)}; against the mean forgery score: ${r.spearmanMeanScore.toFixed(2)})`,
       );
       console.log("decile | writers | mean predicted | mean observed");
       for (const d of r.deciles) {
