@@ -43,3 +43,15 @@ export function bucketKeySealing(material: string): SealingKey {
   if (!material) throw new Error("BUCKET_SECRET_KEY is not set: bucket key secrets cannot be stored");
   return { material, purpose: "bucket key secrets v1" };
 }
+
+export type BucketKeyStatus = "active" | "revoked" | "expired";
+
+/**
+ * A key is active until it is revoked or, for a credential with a lifetime (R2 temporary credentials),
+ * until it expires: an expired key no longer works, so it does not hold one of the active places.
+ */
+export function bucketKeyStatus(key: { revokedAt: string | null; expiresAt: string | null }, now: number): BucketKeyStatus {
+  if (key.revokedAt) return "revoked";
+  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now) return "expired";
+  return "active";
+}

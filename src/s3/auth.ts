@@ -4,7 +4,7 @@
  */
 import type { Env } from "../env";
 import type { Org, RegionName } from "../domain/tenancy";
-import { accessKeyRegionHint, bucketKeySealing, isAccessKeyId } from "../domain/bucket-key";
+import { accessKeyRegionHint, bucketKeySealing, bucketKeyStatus, isAccessKeyId } from "../domain/bucket-key";
 import { openSecret } from "../domain/sealed-secret";
 import { configOf } from "../config";
 import { logError } from "../util/log";
@@ -53,8 +53,8 @@ export async function authenticateS3(env: Env, req: Request, url: URL, now = Dat
     throw new S3Error("AuthorizationHeaderMalformed", "The credential scope's date does not match x-amz-date.");
 
   const key = isAccessKeyId(parts.accessKeyId) ? await findKey(env, parts.accessKeyId) : null;
-  // A revoked key is unknown from here on, as S3 answers for a deleted access key.
-  if (!key || key.revokedAt !== null)
+  // A revoked or expired key is unknown from here on, as S3 answers for a deleted access key.
+  if (!key || bucketKeyStatus(key, now) !== "active")
     throw new S3Error("InvalidAccessKeyId", "The AWS access key id you provided does not exist in our records.");
   let secret: string;
   try {

@@ -14,8 +14,8 @@ import { logError } from "../util/log";
 import type { Env } from "../env";
 import { ProblemError } from "../http/problem";
 
-/** Seven days, the most R2 grants. */
-const TTL_SECONDS = 7 * 24 * 3600;
+/** Seven days, the most R2 grants. The key record keeps the expiry (storage/bucket-keys.ts). */
+export const R2_KEY_TTL_SECONDS = 7 * 24 * 3600;
 
 export interface MintedR2Credentials {
   accessKeyId: string;
@@ -36,7 +36,7 @@ export async function mintR2Credentials(env: Env, bucket: string, prefix: string
         bucket,
         parentAccessKeyId: r2.parentAccessKeyId,
         permission: "object-read-write",
-        ttlSeconds: TTL_SECONDS,
+        ttlSeconds: R2_KEY_TTL_SECONDS,
         prefixes: [prefix],
       }),
     });

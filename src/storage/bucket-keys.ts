@@ -9,6 +9,8 @@ export interface BucketKeyRecord {
   createdAt: string;
   revokedAt: string | null;
   lastUsedAt: string | null;
+  /** When the credential stops working (R2 temporary credentials); null: never. */
+  expiresAt: string | null;
 }
 
 interface Row {
@@ -19,6 +21,7 @@ interface Row {
   created_at: string;
   revoked_at: string | null;
   last_used_at: string | null;
+  expires_at: string | null;
 }
 
 function toRecord(r: Row): BucketKeyRecord {
@@ -30,6 +33,7 @@ function toRecord(r: Row): BucketKeyRecord {
     createdAt: r.created_at,
     revokedAt: r.revoked_at,
     lastUsedAt: r.last_used_at,
+    expiresAt: r.expires_at,
   };
 }
 
@@ -51,17 +55,20 @@ export function bucketKeysRepo(db: D1Database) {
     },
 
     /**
-     * Inserts a key unless the tenant already has `maxActive` active keys; the count is checked in the
-     * same statement, so two concurrent requests cannot both pass it. False when refused.
+     * Inserts a key unless the tenant already has `maxActive` active keys (neither revoked nor expired at
+     * the key's creation time); the count is checked in the same statement, so two concurrent requests
+     * cannot both pass it. False when refused.
      */
     async insert(key: BucketKeyRecord, maxActive: number, audit: AuditEntry): Promise<boolean> {
       const [res] = await db.batch([
         db
           .prepare(
-            `INSERT INTO bucket_keys (access_key_id, org_id, secret_box, created_by, created_at)
-             SELECT ?1, ?2, ?3, ?4, ?5 WHERE (SELECT COUNT(*) FROM bucket_keys WHERE org_id = ?2 AND revoked_at IS NULL) < ?6`,
+            `INSERT INTO bucket_keys (access_key_id, org_id, secret_box, created_by, created_at, expires_at)
+             SELECT ?1, ?2, ?3, ?4, ?5, ?7
+             WHERE (SELECT COUNT(*) FROM bucket_keys
+                    WHERE org_id = ?2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?5)) < ?6`,
           )
-          .bind(key.accessKeyId, key.orgId, key.secretBox, key.createdBy, key.createdAt, maxActive),
+          .bind(key.accessKeyId, key.orgId, key.secretBox, key.createdBy, key.createdAt, maxActive, key.expiresAt),
       ]);
       if ((res.meta.changes ?? 0) === 0) return false;
       await auditStatement(db, audit).run();

@@ -108,6 +108,34 @@ describe("bucket keys", () => {
     expect(audit.entries.filter((e) => e.action === "bucket_key.revoke")).toHaveLength(1);
   });
 
+  it("lists an expired key as expired, frees its place among the 2 active, and refuses its signed requests", async () => {
+    // Keys with a lifetime are R2 temporary credentials (BUCKET_KEYS_MODE=r2), which cannot be minted
+    // here; a local key given an expiry in the past stands in for one.
+    const o = await createOrg();
+    const first = (await (await api("/sig/bucket-keys", { method: "POST", key: o.apiKey })).json()) as IssuedBucketKey & {
+      expires_at: string | null;
+    };
+    expect(first.expires_at).toBeNull();
+    expect((await api("/sig/bucket-keys", { method: "POST", key: o.apiKey })).status).toBe(201);
+    await expectProblem(await api("/sig/bucket-keys", { method: "POST", key: o.apiKey }), 409, "conflict");
+
+    const past = new Date(Date.now() - 60_000).toISOString();
+    await env.DB_US.prepare("UPDATE bucket_keys SET expires_at = ? WHERE access_key_id = ?").bind(past, first.access_key_id).run();
+    const list = (await (await api("/sig/bucket-keys", { key: o.apiKey })).json()) as {
+      keys: { access_key_id: string; status: string; expires_at: string | null }[];
+    };
+    expect(list.keys.find((k) => k.access_key_id === first.access_key_id)).toMatchObject({ status: "expired", expires_at: past });
+    expect(list.keys.filter((k) => k.status === "active")).toHaveLength(1);
+
+    const s3 = s3Client(first.access_key_id, first.secret_access_key);
+    await expect(s3.send(new ListObjectsV2Command({ Bucket: first.bucket, Prefix: first.prefix }))).rejects.toMatchObject({
+      name: "InvalidAccessKeyId",
+    });
+    // Its place is free again: a second active key can be issued, and no third.
+    expect((await api("/sig/bucket-keys", { method: "POST", key: o.apiKey })).status).toBe(201);
+    await expectProblem(await api("/sig/bucket-keys", { method: "POST", key: o.apiKey }), 409, "conflict");
+  });
+
   it("takes no body but {}, needs no Idempotency-Key, and answers 402 while billing is inactive", async () => {
     const o = await createOrg();
     expect((await api("/sig/bucket-keys", { method: "POST", key: o.apiKey, json: { name: "x" } })).status).toBe(400);
