@@ -213,7 +213,12 @@ describe("a subject enrolled under the previous feature version", () => {
     expect(JSON.parse(learned.features!)).toEqual(JSON.parse(before.get("learned-fu-learn.0")!));
     const v = await view("stale-c");
     expect(v.reference_counts).toEqual({ anchors: 3, learned: 1 });
-    expect(v.references.find((r) => r.ref_id === "learned-fu-learn.0")).toMatchObject({ kind: "learned", status: "enrolled" });
+    // Spec 2.5 knows three sources; a learned reference is a confirmed past signature.
+    expect(v.references.find((r) => r.ref_id === "learned-fu-learn.0")).toMatchObject({
+      kind: "learned",
+      source: "confirmed_past",
+      status: "enrolled",
+    });
   });
 
   it("learns a confirmation that reaches the learning consumer after the features changed", async () => {

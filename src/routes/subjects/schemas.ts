@@ -45,7 +45,11 @@ export const ReferenceRecord = z
   .object({
     ref_id: z.string(),
     kind: z.enum(["anchor", "learned"]),
-    source: z.enum([...REFERENCE_SOURCES, "learned"]),
+    source: z.enum(REFERENCE_SOURCES).openapi({
+      description:
+        "signature_card, confirmed_past or unverified (spec 2.5). A learned reference is a past signature a reviewer confirmed: " +
+        "confirmed_past, with kind learned and the source check in provenance.learned_from",
+    }),
     status: z.enum(["queued", "enrolled", "rejected"]).openapi({
       description: "queued: waiting for the enrolment queue; enrolled: live; rejected: not usable (see rejected_reason)",
     }),

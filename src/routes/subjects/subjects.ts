@@ -9,6 +9,7 @@ import { subjectsRepo } from "../../storage/subjects";
 import { reviewsRepo, type ReviewRow } from "../../storage/reviews";
 import { renderReview } from "../../services/learning";
 import type { ReferenceRow, SubjectRow } from "../../storage/schema/subjects";
+import type { ReferenceSource } from "../../domain/enrolment";
 import { recordAudit } from "../../storage/audit";
 import { recentChecksOf } from "../../services/subject-checks";
 import { parseForgeability } from "../../services/forgeability";
@@ -82,7 +83,9 @@ function referenceRecord(r: ReferenceRow, base: string, review?: ReviewRow) {
   return {
     ref_id: r.refId,
     kind: r.kind,
-    source: r.source,
+    // The stored row says `learned`; the spec's sources are the three below, and a learned reference is one
+    // of them: a past signature a reviewer confirmed.
+    source: r.kind === "learned" ? ("confirmed_past" as const) : (r.source as ReferenceSource),
     status: r.status,
     rejected_reason: r.rejectedReason,
     rejected_detail: r.rejectedDetail,
