@@ -99,7 +99,7 @@ function registerComponents(app: OpenAPIHono<AppEnv>): void {
     in: "header",
     required: true,
     description:
-      "1 to 255 visible ASCII characters, kept 24 h per tenant. Same key and body: the original response with `Idempotent-Replayed: true`; different body: 409 idempotency_conflict; first request still running: 409 idempotency_in_progress.",
+      "1 to 255 visible ASCII characters, kept 24 h per tenant. Same key and body: the original response with `Idempotent-Replayed: true`; different body (even while the first request runs): 409 idempotency_conflict; same body while the first request still runs: 409 idempotency_in_progress.",
     schema: { type: "string", pattern: "^[\\x21-\\x7E]{1,255}$" },
   });
   reg.registerComponent("headers", "XRequestId", { description: "The request's id", schema: { type: "string" } });

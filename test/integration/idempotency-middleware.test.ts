@@ -138,6 +138,24 @@ describe("Idempotency-Key", () => {
     expect(runs.slow).toBe(1);
   });
 
+  it("answers 409 idempotency_conflict for a different body while the first request runs", async () => {
+    const { post, runs, gates, slowEntered } = testApp();
+    const first = post("/idem/slow", { key: "k-3b", json: { n: 1 } });
+    await slowEntered;
+    // A mismatched body can never succeed under this key, so it is not told to retry (no Retry-After).
+    const different = await post("/idem/slow", { key: "k-3b", json: { n: 2 } });
+    expect(different.status).toBe(409);
+    expect(((await different.json()) as Problem).code).toBe("idempotency_conflict");
+    expect(different.headers.get("Retry-After")).toBeNull();
+    const same = await post("/idem/slow", { key: "k-3b", json: { n: 1 } });
+    expect(same.status).toBe(409);
+    expect(((await same.json()) as Problem).code).toBe("idempotency_in_progress");
+    expect(same.headers.get("Retry-After")).toBe("1");
+    gates.slow();
+    expect((await first).status).toBe(200);
+    expect(runs.slow).toBe(1);
+  });
+
   it("two concurrent requests with one key: one runs, the other is told it is in progress", async () => {
     const { post, runs, gates, slowEntered } = testApp();
     const requests = [post("/idem/slow", { key: "k-race", json: {} }), post("/idem/slow", { key: "k-race", json: {} })];
