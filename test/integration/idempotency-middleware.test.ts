@@ -36,6 +36,7 @@ function testApp() {
     await next();
   });
   app.use("/idem/*", idempotency(resolveRules("post", { permission: "sig:checks:create" })));
+  app.use("/opt/*", idempotency(resolveRules("post", { permission: "sig:checks:create", idempotency: "optional" })));
 
   const count = (name: string) => (runs[name] = (runs[name] ?? 0) + 1);
   app.post("/idem/create", async (c) => {
@@ -69,6 +70,10 @@ function testApp() {
     count("stream");
     await idempotencyOf(c)!.markNotReplayable("chk_stream");
     return new Response("event: received\ndata: {}\n\n", { headers: { "Content-Type": "text/event-stream" } });
+  });
+  app.post("/opt/create", async (c) => {
+    const run = count("opt");
+    return c.json({ run, keyed: idempotencyOf(c) !== undefined }, 201);
   });
   app.post("/idem/multipart", async (c) => {
     const form = await c.req.formData();
@@ -278,6 +283,20 @@ describe("Idempotency-Key", () => {
       expect((await post("/idem/create", { key: good, json: { n: 1 } })).status, good).toBe(201);
     }
     expect(runs.create).toBe(3);
+  });
+
+  it("an optional key: without one every request runs; one sent is honoured like a required one", async () => {
+    const { post, runs } = testApp();
+    expect(await (await post("/opt/create", { json: {} })).json()).toEqual({ run: 1, keyed: false });
+    expect(await (await post("/opt/create", { json: {} })).json()).toEqual({ run: 2, keyed: false });
+    const keyed = await post("/opt/create", { key: "o-1", json: {} });
+    expect(await keyed.json()).toEqual({ run: 3, keyed: true });
+    const again = await post("/opt/create", { key: "o-1", json: {} });
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(await again.json()).toEqual({ run: 3, keyed: true });
+    expect(((await (await post("/opt/create", { key: "o-1", json: { x: 1 } })).json()) as Problem).code).toBe("idempotency_conflict");
+    expect((await post("/opt/create", { key: "bad key", json: {} })).status).toBe(400);
+    expect(runs.opt).toBe(3);
   });
 
   it("session tokens send no key", async () => {

@@ -244,6 +244,68 @@ describe("verification webhook endpoints", () => {
   });
 });
 
+describe("Idempotency-Key on the exempt /sig/webhooks POSTs: optional, honoured when sent", () => {
+  type Rotated = { webhook_id: string; secret: string; secret_version: number; previous_secret_expires_at: string };
+  const rotate = (org: CreatedOrg, id: string, key?: string) =>
+    api(`${SIG}/${id}/rotate-secret`, { method: "POST", key: org.apiKey, headers: key ? { "Idempotency-Key": key } : {} });
+
+  it("rotate-secret with the same key twice rotates once and replays the new secret; without a key each call rotates", async () => {
+    const org = await createOrg();
+    const endpoint = await createEndpoint(org, SIG, "https://hooks.example.com/rotate-idem", ["job.completed"]);
+
+    const first = await rotate(org, endpoint.webhook_id, "rot-1");
+    expect(first.status).toBe(200);
+    expect(first.headers.get("Idempotent-Replayed")).toBeNull();
+    const firstBody = (await first.json()) as Rotated;
+    expect(firstBody.secret_version).toBe(2);
+
+    // The response was lost: the retry gets the same new secret, not a third one it never saw sent.
+    const retry = await rotate(org, endpoint.webhook_id, "rot-1");
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(retry.headers.get("Cache-Control")).toBe("no-store");
+    expect(await retry.json()).toEqual(firstBody);
+    const read = (await (await api(`${SIG}/${endpoint.webhook_id}`, { key: org.apiKey })).json()) as { secret_version: number };
+    expect(read.secret_version).toBe(2);
+
+    // No key: the spec exempts the route, and every call rotates.
+    const plain1 = (await (await rotate(org, endpoint.webhook_id)).json()) as Rotated;
+    const plain2 = await rotate(org, endpoint.webhook_id);
+    expect(plain2.status).toBe(200);
+    expect(plain2.headers.get("Idempotent-Replayed")).toBeNull();
+    const plain2Body = (await plain2.json()) as Rotated;
+    expect([plain1.secret_version, plain2Body.secret_version]).toEqual([3, 4]);
+    expect(plain2Body.secret).not.toBe(plain1.secret);
+
+    // A malformed key is refused rather than ignored.
+    const bad = await rotate(org, endpoint.webhook_id, "has space");
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { errors: { field: string }[] }).errors[0].field).toBe("Idempotency-Key");
+  });
+
+  it("create with a key: a retry replays the endpoint and its secret instead of creating a second endpoint", async () => {
+    const org = await createOrg();
+    const init = (key: string, url: string) => ({
+      method: "POST",
+      key: org.apiKey,
+      json: { url, events: ["job.completed"] },
+      headers: { "Idempotency-Key": key },
+    });
+    const first = await api(SIG, init("cre-1", "https://hooks.example.com/c1"));
+    expect(first.status).toBe(201);
+    const created = (await first.json()) as Endpoint;
+    const retry = await api(SIG, init("cre-1", "https://hooks.example.com/c1"));
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(await retry.json()).toEqual(created);
+    const conflict = await api(SIG, init("cre-1", "https://hooks.example.com/other"));
+    expect(conflict.status).toBe(409);
+    expect(((await conflict.json()) as { code: string }).code).toBe("idempotency_conflict");
+    const list = (await (await api(SIG, { key: org.apiKey })).json()) as { endpoints: Endpoint[] };
+    expect(list.endpoints.map((e) => e.webhook_id)).toEqual([created.webhook_id]);
+  });
+});
+
 describe("delivery: retries, the log, failure and disabling", () => {
   it("a receiver failing twice then succeeding gets the message three times with the same id; the log shows all three", async () => {
     const org = await createOrg();
