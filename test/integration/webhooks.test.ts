@@ -344,7 +344,7 @@ describe("delivery: retries, the log, failure and disabling", () => {
     expect((await receivedWebhooks(path)).length).toBe(3);
   });
 
-  it("a receiver that never succeeds: the delivery ends failed, the endpoint is disabled and the tenant told", async () => {
+  it("a receiver that never succeeds: the delivery ends failed, the endpoint is disabled and audited; only a verification endpoint's disabling is announced", async () => {
     const org = await createOrg();
     const watcher = await endpointWithReceiver(org, SIG, ["webhook.endpoint_disabled"]);
     const { path, endpoint } = await endpointWithReceiver(org, ARCHIVE, ["archive.export.ready"], [500]);
@@ -354,16 +354,41 @@ describe("delivery: retries, the log, failure and disabling", () => {
     const [delivery] = await waitForDeliveries(org, ARCHIVE, endpoint.webhook_id, (d) => d[0]?.status === "failed");
     expect(delivery.attempts).toBe(3);
 
+    const auditEntries = async () =>
+      ((await (await api("/platform/audit", { key: org.apiKey })).json()) as { entries: { action: string; target: string }[] }).entries;
+    const audit = await until(auditEntries, (e) => e.some((x) => x.action === "webhook.disable" && x.target === endpoint.webhook_id), {
+      what: "the archive endpoint's webhook.disable",
+      pauseMs: 100,
+    });
+    expect(audit.some((e) => e.action === "webhook.disable" && e.target === endpoint.webhook_id)).toBe(true);
+    const list = (await (await api(ARCHIVE, { key: org.apiKey })).json()) as { endpoints: Endpoint[] };
+    expect(list.endpoints[0]).toMatchObject({ webhook_id: endpoint.webhook_id, enabled: false, disabled_reason: "failing" });
+
+    // Spec 6.2: each endpoint receives only its own product's events, and the archive's catalogue has no
+    // endpoint_disabled. A verification endpoint failing afterwards is announced, and is the only notice.
+    const failing = await endpointWithReceiver(org, SIG, ["reference.enrolled"], [500]);
+    await publishEvent(await tenantOf(org.orgId), "sig", {
+      id: `evt_fail_${crypto.randomUUID()}`,
+      type: "reference.enrolled",
+      data: {
+        subject_reference: "s",
+        ref_id: "r",
+        status: "enrolled",
+        source: "unverified",
+        rejected_reason: null,
+        rejected_detail: null,
+        at: new Date().toISOString(),
+      },
+    });
     const [notice] = await waitForWebhooks(watcher.path, (g) => g.length === 1);
     expect(notice.verified).toEqual([true]);
     expect(notice.body).toMatchObject({
       type: "webhook.endpoint_disabled",
-      data: { webhook_id: endpoint.webhook_id, product: "archive", reason: "failing" },
+      data: { webhook_id: failing.endpoint.webhook_id, product: "sig", reason: "failing" },
     });
-    const list = (await (await api(ARCHIVE, { key: org.apiKey })).json()) as { endpoints: Endpoint[] };
-    expect(list.endpoints[0]).toMatchObject({ webhook_id: endpoint.webhook_id, enabled: false, disabled_reason: "failing" });
-    const audit = (await (await api("/platform/audit", { key: org.apiKey })).json()) as { entries: { action: string; target: string }[] };
-    expect(audit.entries.some((e) => e.action === "webhook.disable" && e.target === endpoint.webhook_id)).toBe(true);
+    // The archive endpoint's disabling, which happened first, was never queued for the watcher.
+    expect((await deliveries(org, SIG, watcher.endpoint.webhook_id)).map((d) => d.event_type)).toEqual(["webhook.endpoint_disabled"]);
+    expect((await receivedWebhooks(watcher.path)).length).toBe(1);
     // A disabled endpoint gets nothing more, and its failed delivery cannot be redelivered until enabled.
     expect(await publishArchive(org.orgId, "archive.export.ready", { record_id: "r", export_id: "e-2" })).toMatchObject({ deliveries: 0 });
     const redeliver = await api(`${ARCHIVE}/${endpoint.webhook_id}/deliveries/${delivery.delivery_id}/redeliver`, {
