@@ -170,8 +170,10 @@ export class TenantGate extends DurableObject<Env> {
     if (row) {
       const abandoned = row.state === "in_progress" && now - row.updated_at >= IDEMPOTENCY_LEASE_MS;
       if (!abandoned) {
-        if (row.state === "in_progress") return { kind: "in_progress" };
+        // A different request is a conflict whether or not the first still runs: "in progress" would
+        // invite the caller to retry a request that can never succeed under this key.
         if (row.fingerprint !== fingerprint) return { kind: "conflict" };
+        if (row.state === "in_progress") return { kind: "in_progress" };
         if (row.state === "not_replayable") return { kind: "not_replayable", jobId: row.job_id };
         return {
           kind: "replay",

@@ -2,6 +2,8 @@ import { createApp } from "./app";
 import { ConfigError, configOf } from "./config";
 import type { Env } from "./env";
 import { ProblemError, renderProblem } from "./http/problem";
+import { requestIdFor } from "./http/request-id";
+import { LATEST_VERSION, VERSION_HEADER } from "./http/versioning";
 import { dispatchQueue } from "./queues/dispatch";
 import { sweepInboxes } from "./services/inbox";
 import { sweepWebhooks } from "./services/webhook-sweep";
@@ -16,16 +18,24 @@ const app = createApp();
 
 /**
  * A misconfigured service answers every request 500 with a problem document (the details go to the
- * log, not to callers), before any handler runs on a half-valid configuration.
+ * log, not to callers), before any handler runs on a half-valid configuration. The app's middleware
+ * does not run, so the headers every response carries (spec 4.1, part 9) are set here; no tenant is
+ * known, so the version is the latest, as on unauthenticated routes.
  */
-function misconfigured(err: ConfigError, env: Env): Response {
+function misconfigured(err: ConfigError, env: Env, request: Request): Response {
   console.error(err.message);
+  const id = requestIdFor(request.headers.get("X-Request-Id"));
   // DOCS_URL may itself be the bad value: then the problem type is the relative `/problems/internal_error`.
   const docs = err.issues.some((i) => i.startsWith("DOCS_URL")) ? "" : env.DOCS_URL;
-  return renderProblem(
+  const res = renderProblem(
     new ProblemError("internal_error", "The service is misconfigured; the operator has been told why in its logs."),
     docs,
+    id,
   );
+  res.headers.set("X-Request-Id", id);
+  res.headers.set(VERSION_HEADER, LATEST_VERSION);
+  res.headers.set("Service-Latest-Version", LATEST_VERSION);
+  return res;
 }
 
 export default {
@@ -33,7 +43,7 @@ export default {
     try {
       configOf(env);
     } catch (err) {
-      if (err instanceof ConfigError) return misconfigured(err, env);
+      if (err instanceof ConfigError) return misconfigured(err, env, request);
       throw err;
     }
     const url = new URL(request.url);

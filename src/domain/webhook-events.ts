@@ -180,7 +180,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
     products: ["sig"],
     subscribable: true,
     description:
-      "An endpoint (of either product) failed every delivery for the disable threshold (5 days) and was disabled. Sent to the organisation's other verification endpoints that chose it; also audited as `webhook.disable`.",
+      "A verification endpoint failed every delivery for the disable threshold (5 days) and was disabled. Sent to the organisation's other verification endpoints that chose it; also audited as `webhook.disable`. An archive endpoint's disabling is audited only (spec 6.2: endpoints receive only their own product's events).",
     data: EndpointDisabledData,
     dataName: "EndpointDisabledEventData",
   },

@@ -24,7 +24,7 @@ export interface IdempotencyHandle {
 
 const handles = new WeakMap<Context, IdempotencyHandle>();
 
-/** The idempotency record of the current request, when its route requires a key. */
+/** The idempotency record of the current request, when it sent a key its route honours. */
 export function idempotencyOf(c: Context): IdempotencyHandle | undefined {
   return handles.get(c);
 }
@@ -91,16 +91,20 @@ const UNSTORED_HEADERS = new Set([
 /**
  * Idempotency-Key handling (spec 4.1) with records in the TenantGate DO: new requests run and their
  * successful (or committed) outcome is stored; a retry with the same body replays it; a different
- * body or a still-running first request is a 409. Anything else releases the key.
+ * body or a still-running first request is a 409. Anything else releases the key. On an "optional"
+ * route a request without a key simply runs; one with a key is handled exactly as above.
  */
 export function idempotency(rules: Required<RouteRules>): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    if (rules.idempotency !== "required") return next();
+    if (rules.idempotency === "none") return next();
     // Session tokens send no key (spec 4.2 rule 6); their streamed checks are never replayed.
     if (c.get("caller")?.kind === "session") return next();
 
     const key = c.req.header(IDEMPOTENCY_HEADER);
-    if (key === undefined) throw keyProblem("required on this route");
+    if (key === undefined) {
+      if (rules.idempotency === "optional") return next();
+      throw keyProblem("required on this route");
+    }
     if (!KEY_PATTERN.test(key)) throw keyProblem("must be 1 to 255 visible ASCII characters");
 
     const url = new URL(c.req.url);

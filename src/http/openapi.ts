@@ -99,7 +99,15 @@ function registerComponents(app: OpenAPIHono<AppEnv>): void {
     in: "header",
     required: true,
     description:
-      "1 to 255 visible ASCII characters, kept 24 h per tenant. Same key and body: the original response with `Idempotent-Replayed: true`; different body: 409 idempotency_conflict; first request still running: 409 idempotency_in_progress.",
+      "1 to 255 visible ASCII characters, kept 24 h per tenant. Same key and body: the original response with `Idempotent-Replayed: true`; different body (even while the first request runs): 409 idempotency_conflict; same body while the first request still runs: 409 idempotency_in_progress.",
+    schema: { type: "string", pattern: "^[\\x21-\\x7E]{1,255}$" },
+  });
+  reg.registerComponent("parameters", "IdempotencyKeyOptional", {
+    name: "Idempotency-Key",
+    in: "header",
+    required: false,
+    description:
+      "Optional on this route (spec 4.1 exempts it), but honoured when sent: 1 to 255 visible ASCII characters, kept 24 h per tenant. Same key and body: the original response with `Idempotent-Replayed: true`, so a retry after a lost response does not repeat the change; different body: 409 idempotency_conflict; same body while the first request still runs: 409 idempotency_in_progress. Without a key every request runs.",
     schema: { type: "string", pattern: "^[\\x21-\\x7E]{1,255}$" },
   });
   reg.registerComponent("headers", "XRequestId", { description: "The request's id", schema: { type: "string" } });
@@ -119,7 +127,7 @@ function pipelineStatuses(op: Operation, path: string): number[] {
   const out: number[] = [];
   if (permission === "operator") out.push(401);
   else if (permission !== "none") out.push(400, 401, 403, 421, 429, 503);
-  if (op["x-idempotency"] === "required") out.push(400, 409);
+  if (op["x-idempotency"] === "required" || op["x-idempotency"] === "optional") out.push(400, 409);
   if (op["x-billing"]) out.push(402);
   if (op.requestBody) out.push(400, 408, 413, 415);
   // A malformed id in a path names nothing (spec 2.1).
@@ -146,6 +154,7 @@ function complete(op: Operation, path: string): void {
     ];
   }
   if (op["x-idempotency"] === "required") params.push(ref("parameters", "IdempotencyKey"));
+  if (op["x-idempotency"] === "optional") params.push(ref("parameters", "IdempotencyKeyOptional"));
   if (permission === "none") op.security ??= [];
 
   const responses = (op.responses ??= {});

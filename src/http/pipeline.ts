@@ -20,6 +20,6 @@ export function pipelineFor(rules: Required<RouteRules>): MiddlewareHandler<AppE
   const chain: MiddlewareHandler<AppEnv>[] = [authenticate(rules), resolveTenant(rules), pinnedVersion(), requirePermission(rules)];
   if (rules.billing) chain.push(billingGate(rules));
   if (rules.rate !== "none") chain.push(rateLimit(rules));
-  if (rules.idempotency === "required") chain.push(idempotency(rules));
+  if (rules.idempotency !== "none") chain.push(idempotency(rules));
   return chain;
 }

@@ -15,8 +15,11 @@ export interface RouteRules {
   credentials?: CredentialKind[];
   /** Which rate bucket the request draws from; default "api" for authenticated routes. */
   rate?: "api" | "image" | "none";
-  /** Idempotency-Key handling; default "required" on POST, "none" otherwise. */
-  idempotency?: "required" | "none";
+  /**
+   * Idempotency-Key handling; default "required" on POST, "none" otherwise. "optional": a route the spec
+   * exempts from the key, where a retry still does harm; a key sent is honoured as on "required" routes.
+   */
+  idempotency?: "required" | "optional" | "none";
   /** 402 billing_required while the subscription is inactive or canceled. */
   billing?: boolean;
 }

@@ -67,8 +67,8 @@ export interface ProductRoutes {
   read: Permission;
   /** Every change. */
   manage: Permission;
-  /** Idempotency-Key on create (the spec exempts POST /sig/webhooks; see docs/webhooks.md). */
-  createIdempotency: "required" | "none";
+  /** Idempotency-Key on create: the spec exempts POST /sig/webhooks, so there it is optional (docs/webhooks.md). */
+  createIdempotency: "required" | "optional";
   routes: EndpointRoute[];
   /** The product's name in route summaries. */
   label: string;
@@ -235,8 +235,10 @@ export function registerEndpointRoutes(app: App, p: ProductRoutes): void {
 
   if (has("rotate")) {
     const route = defineRoute(
-      // A replayed response would show the new secret again: a retry rotates once more instead.
-      { permission: p.manage, idempotency: "none" },
+      // The spec exempts /sig/webhooks from Idempotency-Key, so it stays optional; but a retry after a lost
+      // response must not rotate again (the client would never see the first new secret), so a key sent is
+      // honoured and the response, secret included, replayed to its holder, as on POST /archive/webhooks.
+      { permission: p.manage, idempotency: "optional" },
       {
         method: "post",
         path: `${p.base}/{webhook_id}/rotate-secret`,

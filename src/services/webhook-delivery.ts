@@ -239,7 +239,10 @@ export async function attemptDelivery(deps: DeliveryDeps, msg: WebhookMessage): 
 
 /**
  * A delivery ended failed: if the endpoint has failed every attempt for the threshold, disable it,
- * audit it, and tell the tenant's other verification endpoints that chose `webhook.endpoint_disabled`.
+ * audit it, and, for a verification endpoint, tell the tenant's other verification endpoints that chose
+ * `webhook.endpoint_disabled`. An archive endpoint's disabling is only audited (and shown on the endpoint
+ * and in its delivery log): spec 6.2 sends each product's endpoints only that product's events, and the
+ * archive's catalogue has no such event.
  */
 async function disableIfFailing(deps: DeliveryDeps, webhookId: string, now: Date, config: RetryConfig): Promise<void> {
   const repo = webhooksRepo(deps.store.db);
@@ -260,6 +263,7 @@ async function disableIfFailing(deps: DeliveryDeps, webhookId: string, now: Date
     disabled_at: now.toISOString(),
   };
   await recordAudit(deps.store.db, { orgId: deps.org.id, actor: "system", action: "webhook.disable", target: webhookId, detail: data });
+  if (endpoint.product !== "sig") return;
   await publishEvent({ env: deps.env, org: deps.org, store: deps.store, registry: deps.registry, now: deps.now }, "sig", {
     id: newId("evt"),
     type: "webhook.endpoint_disabled",

@@ -36,6 +36,7 @@ function testApp() {
     await next();
   });
   app.use("/idem/*", idempotency(resolveRules("post", { permission: "sig:checks:create" })));
+  app.use("/opt/*", idempotency(resolveRules("post", { permission: "sig:checks:create", idempotency: "optional" })));
 
   const count = (name: string) => (runs[name] = (runs[name] ?? 0) + 1);
   app.post("/idem/create", async (c) => {
@@ -69,6 +70,10 @@ function testApp() {
     count("stream");
     await idempotencyOf(c)!.markNotReplayable("chk_stream");
     return new Response("event: received\ndata: {}\n\n", { headers: { "Content-Type": "text/event-stream" } });
+  });
+  app.post("/opt/create", async (c) => {
+    const run = count("opt");
+    return c.json({ run, keyed: idempotencyOf(c) !== undefined }, 201);
   });
   app.post("/idem/multipart", async (c) => {
     const form = await c.req.formData();
@@ -135,6 +140,24 @@ describe("Idempotency-Key", () => {
     expect((await first).status).toBe(200);
     const third = await post("/idem/slow", { key: "k-3", json: {} });
     expect(third.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(runs.slow).toBe(1);
+  });
+
+  it("answers 409 idempotency_conflict for a different body while the first request runs", async () => {
+    const { post, runs, gates, slowEntered } = testApp();
+    const first = post("/idem/slow", { key: "k-3b", json: { n: 1 } });
+    await slowEntered;
+    // A mismatched body can never succeed under this key, so it is not told to retry (no Retry-After).
+    const different = await post("/idem/slow", { key: "k-3b", json: { n: 2 } });
+    expect(different.status).toBe(409);
+    expect(((await different.json()) as Problem).code).toBe("idempotency_conflict");
+    expect(different.headers.get("Retry-After")).toBeNull();
+    const same = await post("/idem/slow", { key: "k-3b", json: { n: 1 } });
+    expect(same.status).toBe(409);
+    expect(((await same.json()) as Problem).code).toBe("idempotency_in_progress");
+    expect(same.headers.get("Retry-After")).toBe("1");
+    gates.slow();
+    expect((await first).status).toBe(200);
     expect(runs.slow).toBe(1);
   });
 
@@ -260,6 +283,20 @@ describe("Idempotency-Key", () => {
       expect((await post("/idem/create", { key: good, json: { n: 1 } })).status, good).toBe(201);
     }
     expect(runs.create).toBe(3);
+  });
+
+  it("an optional key: without one every request runs; one sent is honoured like a required one", async () => {
+    const { post, runs } = testApp();
+    expect(await (await post("/opt/create", { json: {} })).json()).toEqual({ run: 1, keyed: false });
+    expect(await (await post("/opt/create", { json: {} })).json()).toEqual({ run: 2, keyed: false });
+    const keyed = await post("/opt/create", { key: "o-1", json: {} });
+    expect(await keyed.json()).toEqual({ run: 3, keyed: true });
+    const again = await post("/opt/create", { key: "o-1", json: {} });
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(await again.json()).toEqual({ run: 3, keyed: true });
+    expect(((await (await post("/opt/create", { key: "o-1", json: { x: 1 } })).json()) as Problem).code).toBe("idempotency_conflict");
+    expect((await post("/opt/create", { key: "bad key", json: {} })).status).toBe(400);
+    expect(runs.opt).toBe(3);
   });
 
   it("session tokens send no key", async () => {

@@ -90,6 +90,11 @@ describe("GET /openapi.json", () => {
         expect(refs(op), name).toContain("#/components/parameters/IdempotencyKey");
         expect(problems, name).toContain("409");
       }
+      if (op["x-idempotency"] === "optional") {
+        expect(refs(op), name).toContain("#/components/parameters/IdempotencyKeyOptional");
+        expect(refs(op), name).not.toContain("#/components/parameters/IdempotencyKey");
+        expect(problems, name).toContain("409");
+      }
       if (op.requestBody) expect(problems, name).toEqual(expect.arrayContaining(["413", "415"]));
     }
   });

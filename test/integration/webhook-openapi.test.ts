@@ -32,7 +32,9 @@ describe("webhooks in the OpenAPI document", () => {
     expect(doc.components.schemas).toHaveProperty("CheckResult");
     expect(doc.paths["/sig/webhooks"].get["x-permission"]).toBe("org:read");
     expect(doc.paths["/sig/webhooks"].post["x-permission"]).toBe("sig:settings:manage");
-    expect(doc.paths["/sig/webhooks"].post["x-idempotency"]).toBe("none");
+    // Exempt from Idempotency-Key (spec 4.1), but a key sent is honoured.
+    expect(doc.paths["/sig/webhooks"].post["x-idempotency"]).toBe("optional");
+    expect(doc.paths["/sig/webhooks/{webhook_id}/rotate-secret"].post["x-idempotency"]).toBe("optional");
     expect(doc.paths["/sig/webhooks/{webhook_id}/attempts"].get["x-permission"]).toBe("org:read");
     expect(doc.paths["/archive/webhooks"].post["x-permission"]).toBe("archive:webhooks:manage");
     expect(doc.paths["/archive/webhooks/{webhook_id}"].delete.responses).toHaveProperty("204");

@@ -244,6 +244,68 @@ describe("verification webhook endpoints", () => {
   });
 });
 
+describe("Idempotency-Key on the exempt /sig/webhooks POSTs: optional, honoured when sent", () => {
+  type Rotated = { webhook_id: string; secret: string; secret_version: number; previous_secret_expires_at: string };
+  const rotate = (org: CreatedOrg, id: string, key?: string) =>
+    api(`${SIG}/${id}/rotate-secret`, { method: "POST", key: org.apiKey, headers: key ? { "Idempotency-Key": key } : {} });
+
+  it("rotate-secret with the same key twice rotates once and replays the new secret; without a key each call rotates", async () => {
+    const org = await createOrg();
+    const endpoint = await createEndpoint(org, SIG, "https://hooks.example.com/rotate-idem", ["job.completed"]);
+
+    const first = await rotate(org, endpoint.webhook_id, "rot-1");
+    expect(first.status).toBe(200);
+    expect(first.headers.get("Idempotent-Replayed")).toBeNull();
+    const firstBody = (await first.json()) as Rotated;
+    expect(firstBody.secret_version).toBe(2);
+
+    // The response was lost: the retry gets the same new secret, not a third one it never saw sent.
+    const retry = await rotate(org, endpoint.webhook_id, "rot-1");
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(retry.headers.get("Cache-Control")).toBe("no-store");
+    expect(await retry.json()).toEqual(firstBody);
+    const read = (await (await api(`${SIG}/${endpoint.webhook_id}`, { key: org.apiKey })).json()) as { secret_version: number };
+    expect(read.secret_version).toBe(2);
+
+    // No key: the spec exempts the route, and every call rotates.
+    const plain1 = (await (await rotate(org, endpoint.webhook_id)).json()) as Rotated;
+    const plain2 = await rotate(org, endpoint.webhook_id);
+    expect(plain2.status).toBe(200);
+    expect(plain2.headers.get("Idempotent-Replayed")).toBeNull();
+    const plain2Body = (await plain2.json()) as Rotated;
+    expect([plain1.secret_version, plain2Body.secret_version]).toEqual([3, 4]);
+    expect(plain2Body.secret).not.toBe(plain1.secret);
+
+    // A malformed key is refused rather than ignored.
+    const bad = await rotate(org, endpoint.webhook_id, "has space");
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { errors: { field: string }[] }).errors[0].field).toBe("Idempotency-Key");
+  });
+
+  it("create with a key: a retry replays the endpoint and its secret instead of creating a second endpoint", async () => {
+    const org = await createOrg();
+    const init = (key: string, url: string) => ({
+      method: "POST",
+      key: org.apiKey,
+      json: { url, events: ["job.completed"] },
+      headers: { "Idempotency-Key": key },
+    });
+    const first = await api(SIG, init("cre-1", "https://hooks.example.com/c1"));
+    expect(first.status).toBe(201);
+    const created = (await first.json()) as Endpoint;
+    const retry = await api(SIG, init("cre-1", "https://hooks.example.com/c1"));
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(await retry.json()).toEqual(created);
+    const conflict = await api(SIG, init("cre-1", "https://hooks.example.com/other"));
+    expect(conflict.status).toBe(409);
+    expect(((await conflict.json()) as { code: string }).code).toBe("idempotency_conflict");
+    const list = (await (await api(SIG, { key: org.apiKey })).json()) as { endpoints: Endpoint[] };
+    expect(list.endpoints.map((e) => e.webhook_id)).toEqual([created.webhook_id]);
+  });
+});
+
 describe("delivery: retries, the log, failure and disabling", () => {
   it("a receiver failing twice then succeeding gets the message three times with the same id; the log shows all three", async () => {
     const org = await createOrg();
@@ -282,7 +344,7 @@ describe("delivery: retries, the log, failure and disabling", () => {
     expect((await receivedWebhooks(path)).length).toBe(3);
   });
 
-  it("a receiver that never succeeds: the delivery ends failed, the endpoint is disabled and the tenant told", async () => {
+  it("a receiver that never succeeds: the delivery ends failed, the endpoint is disabled and audited; only a verification endpoint's disabling is announced", async () => {
     const org = await createOrg();
     const watcher = await endpointWithReceiver(org, SIG, ["webhook.endpoint_disabled"]);
     const { path, endpoint } = await endpointWithReceiver(org, ARCHIVE, ["archive.export.ready"], [500]);
@@ -292,16 +354,41 @@ describe("delivery: retries, the log, failure and disabling", () => {
     const [delivery] = await waitForDeliveries(org, ARCHIVE, endpoint.webhook_id, (d) => d[0]?.status === "failed");
     expect(delivery.attempts).toBe(3);
 
+    const auditEntries = async () =>
+      ((await (await api("/platform/audit", { key: org.apiKey })).json()) as { entries: { action: string; target: string }[] }).entries;
+    const audit = await until(auditEntries, (e) => e.some((x) => x.action === "webhook.disable" && x.target === endpoint.webhook_id), {
+      what: "the archive endpoint's webhook.disable",
+      pauseMs: 100,
+    });
+    expect(audit.some((e) => e.action === "webhook.disable" && e.target === endpoint.webhook_id)).toBe(true);
+    const list = (await (await api(ARCHIVE, { key: org.apiKey })).json()) as { endpoints: Endpoint[] };
+    expect(list.endpoints[0]).toMatchObject({ webhook_id: endpoint.webhook_id, enabled: false, disabled_reason: "failing" });
+
+    // Spec 6.2: each endpoint receives only its own product's events, and the archive's catalogue has no
+    // endpoint_disabled. A verification endpoint failing afterwards is announced, and is the only notice.
+    const failing = await endpointWithReceiver(org, SIG, ["reference.enrolled"], [500]);
+    await publishEvent(await tenantOf(org.orgId), "sig", {
+      id: `evt_fail_${crypto.randomUUID()}`,
+      type: "reference.enrolled",
+      data: {
+        subject_reference: "s",
+        ref_id: "r",
+        status: "enrolled",
+        source: "unverified",
+        rejected_reason: null,
+        rejected_detail: null,
+        at: new Date().toISOString(),
+      },
+    });
     const [notice] = await waitForWebhooks(watcher.path, (g) => g.length === 1);
     expect(notice.verified).toEqual([true]);
     expect(notice.body).toMatchObject({
       type: "webhook.endpoint_disabled",
-      data: { webhook_id: endpoint.webhook_id, product: "archive", reason: "failing" },
+      data: { webhook_id: failing.endpoint.webhook_id, product: "sig", reason: "failing" },
     });
-    const list = (await (await api(ARCHIVE, { key: org.apiKey })).json()) as { endpoints: Endpoint[] };
-    expect(list.endpoints[0]).toMatchObject({ webhook_id: endpoint.webhook_id, enabled: false, disabled_reason: "failing" });
-    const audit = (await (await api("/platform/audit", { key: org.apiKey })).json()) as { entries: { action: string; target: string }[] };
-    expect(audit.entries.some((e) => e.action === "webhook.disable" && e.target === endpoint.webhook_id)).toBe(true);
+    // The archive endpoint's disabling, which happened first, was never queued for the watcher.
+    expect((await deliveries(org, SIG, watcher.endpoint.webhook_id)).map((d) => d.event_type)).toEqual(["webhook.endpoint_disabled"]);
+    expect((await receivedWebhooks(watcher.path)).length).toBe(1);
     // A disabled endpoint gets nothing more, and its failed delivery cannot be redelivered until enabled.
     expect(await publishArchive(org.orgId, "archive.export.ready", { record_id: "r", export_id: "e-2" })).toMatchObject({ deliveries: 0 });
     const redeliver = await api(`${ARCHIVE}/${endpoint.webhook_id}/deliveries/${delivery.delivery_id}/redeliver`, {

@@ -100,6 +100,17 @@ describe("configuration", () => {
     expect(body.code).toBe("internal_error");
     // The details are the operator's, not the caller's.
     expect(body.detail).not.toContain("CHECK_CAPACITY");
+    // The headers every response carries (spec 4.1, part 9), though no middleware ran.
+    expect(res.headers.get("X-Request-Id")).toMatch(/^req_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(res.headers.get("Service-Version")).toBe("2026-09-27");
+    expect(res.headers.get("Service-Latest-Version")).toBe("2026-09-27");
+    const echoed = await worker.fetch(
+      new Request("https://api.countersign.localhost/health", { headers: { "X-Request-Id": "caller.id-1" } }),
+      bad,
+      createExecutionContext(),
+    );
+    expect(echoed.headers.get("X-Request-Id")).toBe("caller.id-1");
+    expect(((await echoed.json()) as { request_id: string }).request_id).toBe("caller.id-1");
     // The same request on the good configuration is served.
     const ok = await worker.fetch(new Request("https://api.countersign.localhost/health"), env, createExecutionContext());
     expect(ok.status).toBe(200);

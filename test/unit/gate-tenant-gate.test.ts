@@ -107,6 +107,13 @@ describe("TenantGate idempotency records", () => {
     expect((await gate.begin("k", "fp-b", "POST /x")).kind).toBe("conflict");
   });
 
+  it("answers conflict for a different fingerprint while the first request still runs", async () => {
+    const gate = freshGate();
+    expect((await gate.begin("k", "fp-a", "POST /x")).kind).toBe("new");
+    expect((await gate.begin("k", "fp-b", "POST /x")).kind).toBe("conflict");
+    expect((await gate.begin("k", "fp-a", "POST /x")).kind).toBe("in_progress");
+  });
+
   it("frees a released key for a new attempt, and refuses a stale lease", async () => {
     const gate = freshGate();
     const first = await gate.begin("k", "fp-a", "POST /x");
