@@ -15,6 +15,7 @@ import {
 import { credentialProblem, type LiveCredential } from "../src/services/sessions";
 import { FRAME_MAX_BYTES, analyseFrame, type FrameAnalysis } from "../src/verify/pipeline-frame";
 import { isVerifyError } from "../src/verify/types";
+import { logError } from "../src/util/log";
 
 /**
  * Live capture guidance (spec 4.4, 8). One object per tenant holds that tenant's live WebSockets with the
@@ -33,6 +34,8 @@ import { isVerifyError } from "../src/verify/types";
 /** What the Worker sends with a connection request (the route has authenticated the caller). */
 export interface LiveConnect {
   orgId: string;
+  /** The upgrade request's id, so what is logged about the connection can be tied to it. */
+  requestId?: string;
   credential: LiveCredential;
   inputType: string;
   qualityFloor: number;
@@ -46,6 +49,8 @@ export interface LiveConnect {
 interface Attachment {
   /** Names the connection's analysis object and its promise chain. */
   id: string;
+  /** The upgrade request's id (absent on sockets opened before it was kept). */
+  requestId?: string;
   credential: LiveCredential;
   inputType: string;
   qualityFloor: number;
@@ -99,6 +104,7 @@ export class LiveCapture extends DurableObject<Env> {
       const now = Date.now();
       const att: Attachment = {
         id: crypto.randomUUID(),
+        requestId: spec.requestId,
         credential: spec.credential,
         inputType: spec.inputType,
         qualityFloor: spec.qualityFloor,
@@ -123,7 +129,7 @@ export class LiveCapture extends DurableObject<Env> {
     const { id } = ws.deserializeAttachment() as Attachment;
     const run = (this.#chains.get(id) ?? Promise.resolve())
       .then(() => this.#answer(ws, message, arrived))
-      .catch((err) => console.error("live frame failed", err));
+      .catch((err) => logError("live frame not answered", err, { connection_id: id }));
     this.#chains.set(id, run);
     void run.then(() => {
       if (this.#chains.get(id) === run) this.#chains.delete(id);
@@ -154,7 +160,21 @@ export class LiveCapture extends DurableObject<Env> {
         reply = error("too_fast", "At most 5 frames per second are analysed; this one was not.", { retry_after_ms: rate.retryAfterMs });
       } else {
         att.taken = rate.taken;
-        reply = await this.#analyse(new Uint8Array(message), att, error);
+        try {
+          reply = await this.#analyse(new Uint8Array(message), att, error);
+        } catch (err) {
+          // A fault of ours (a decoder bug, a failed call to the analysis object), not one the client can fix: the
+          // frame still gets its one reply, so the replies keep their count and order and the state moves on.
+          logError("live frame could not be analysed", err, {
+            request_id: att.requestId,
+            org_id: att.credential.orgId,
+            credential: att.credential.kind,
+            connection_id: att.id,
+            seq,
+            bytes: message.byteLength,
+          });
+          reply = error("analysis_failed", "The frame could not be analysed (an error on our side, not in the frame); send the next one.");
+        }
       }
     }
     ws.serializeAttachment(att);

@@ -36,7 +36,8 @@ export const CUE_TEXT: Record<CaptureCue, string> = {
   move_closer: "Move closer so the signature fills the frame.",
 };
 
-export type LiveErrorCode = "too_fast" | "frame_too_large" | "unsupported_frame" | "unreadable_frame";
+/** `analysis_failed`: the frame could not be analysed through a fault of ours (it may be fine); send the next. */
+export type LiveErrorCode = "too_fast" | "frame_too_large" | "unsupported_frame" | "unreadable_frame" | "analysis_failed";
 
 /** Reply to a frame that was analysed. */
 export interface LiveGuidance {

@@ -27,7 +27,18 @@ export interface Period {
   daysBegun: number;
 }
 
-/** `current` or `YYYY-MM` (a UTC month); null when malformed. */
+/** The first instant of a UTC month (`monthIndex` 0-11; 12 is January of the next year). */
+function monthStart(year: number, monthIndex: number): number {
+  // Not Date.UTC: it takes years 0-99 as 1900-1999, so 0050-03 would be March 1950.
+  const d = new Date(0);
+  d.setUTCFullYear(year, monthIndex, 1);
+  return d.getTime();
+}
+
+/**
+ * `current` or `YYYY-MM` (a UTC month); null when malformed, and for 9999-12, whose end (year 10000)
+ * has no RFC 3339 form for `to`.
+ */
 export function parsePeriod(raw: string, now: Date): Period | null {
   let year: number;
   let month: number;
@@ -39,9 +50,10 @@ export function parsePeriod(raw: string, now: Date): Period | null {
     if (!m) return null;
     year = Number(m[1]);
     month = Number(m[2]);
+    if (year === 9999 && month === 12) return null;
   }
-  const start = Date.UTC(year, month - 1, 1);
-  const end = Date.UTC(year, month, 1);
+  const start = monthStart(year, month - 1);
+  const end = monthStart(year, month);
   const daysInMonth = Math.round((end - start) / 86_400_000);
   const t = now.getTime();
   const daysBegun = t < start ? 0 : t >= end ? daysInMonth : Math.floor((t - start) / 86_400_000) + 1;

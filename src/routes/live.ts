@@ -35,7 +35,12 @@ const LiveErrorDoc = z
   .object({
     type: z.literal("error"),
     seq: z.number().int().min(1),
-    code: z.enum(["too_fast", "frame_too_large", "unsupported_frame", "unreadable_frame"]),
+    code: z.enum(["too_fast", "frame_too_large", "unsupported_frame", "unreadable_frame", "analysis_failed"]).openapi({
+      description:
+        "too_fast: a 6th frame within one second; frame_too_large: over 512 KB or 640 px; unsupported_frame: a text message or not " +
+        "PNG/JPEG; unreadable_frame: a PNG or JPEG that cannot be decoded; analysis_failed: the frame could not be analysed through a " +
+        "fault of the service (send the next frame)",
+    }),
     detail: z.string(),
     retry_after_ms: z.number().int().optional().openapi({ description: "too_fast: wait this long before the next frame" }),
   })
@@ -43,8 +48,8 @@ const LiveErrorDoc = z
 
 export const LiveMessageDoc = z.discriminatedUnion("type", [LiveGuidanceDoc, LiveErrorDoc]).openapi("LiveMessage", {
   description:
-    "Designed here. The one JSON text reply to each client message, in order. A frame over the limits or sent too fast gets an `error` " +
-    "reply and the connection stays open. Close codes: 1000 `idle` (60 s without a message) or `max_duration` (10 minutes); 1008 when the " +
+    "Designed here. The one JSON text reply to each client message, in order. A frame over the limits, sent too fast or that could " +
+    "not be analysed gets an `error` reply and the connection stays open. Close codes: 1000 `idle` (60 s without a message) or `max_duration` (10 minutes); 1008 when the " +
     "credential becomes invalid (session revoked or expired, subject deleted, key revoked, organisation suspended), checked at least every 30 s.",
 });
 
@@ -104,6 +109,7 @@ export function registerLiveRoutes(app: App): void {
     const settings = configOf(c.env).live;
     const connect: LiveConnect = {
       orgId: tenant.org.id,
+      requestId: c.get("requestId"),
       credential,
       inputType,
       qualityFloor: policy?.spec.quality_floor ?? 0,

@@ -39,7 +39,9 @@ const getUsage = defineRoute(
     tags: ["usage"],
     summary: "Checked items and the estimated charge of a UTC month",
     request: {
-      query: z.object({ period: z.string().default("current").openapi({ description: "`current` (default) or YYYY-MM (UTC)" }) }),
+      query: z.object({
+        period: z.string().default("current").openapi({ description: "`current` (default) or YYYY-MM (a UTC month, 0000-01 to 9999-11)" }),
+      }),
     },
     responses: {
       200: { description: "Usage of the period", content: { "application/json": { schema: UsageSchema } } },
@@ -52,7 +54,7 @@ export function registerUsageRoutes(app: App): void {
   app.openapi(getUsage, async (c) => {
     const { period: raw } = c.req.valid("query");
     const period = parsePeriod(raw, new Date());
-    if (!period) throw invalidField("period", "must be current or a UTC month YYYY-MM");
+    if (!period) throw invalidField("period", "must be current or a UTC month YYYY-MM, 0000-01 to 9999-11");
     const tenant = c.get("tenant");
     const rows = await checksRepo(tenant.store.db).dailyDecisions(tenant.org.id, period.from, period.to);
     return c.json(buildUsageReport(period, rows, tenant.org.billing === "parent"), 200);

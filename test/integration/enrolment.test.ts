@@ -137,6 +137,40 @@ describe("PUT /sig/subjects/{s}/references (multipart)", () => {
     expect((await expectProblem(res, 400)).detail).toContain("source.e1");
   });
 
+  it("takes a file part named source.<x> as the reference of that ref_id, with or without its own source field", async () => {
+    // source.card is a legal ref_id (spec 2.1); only a text part named source.<ref_id> is a source field.
+    const res = await put("gail", referencesForm({ "source.card": signaturePng(6, 0) }));
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as ReferencesResult).references).toMatchObject([{ ref_id: "source.card", status: "enrolled" }]);
+    expect((await subject("gail")).references).toMatchObject([{ ref_id: "source.card", source: "unverified" }]);
+
+    const withSource = await put("gail", referencesForm({ "source.card": signaturePng(6, 1) }, { "source.card": "signature_card" }));
+    expect(withSource.status).toBe(200);
+    expect(((await withSource.json()) as ReferencesResult).references).toMatchObject([
+      { ref_id: "source.card", status: "enrolled", replaced: true },
+    ]);
+    expect((await subject("gail")).references).toMatchObject([{ ref_id: "source.card", source: "signature_card" }]);
+
+    // Beside a reference named card, each gets its own source: the file part source.card is not card's source.
+    const both = await put(
+      "gail",
+      referencesForm({ card: signaturePng(6, 2), "source.card": signaturePng(6, 0) }, { card: "confirmed_past" }),
+    );
+    expect(both.status).toBe(200);
+    const view = await subject("gail");
+    expect(view.references.find((r) => r.ref_id === "card")!.source).toBe("confirmed_past");
+    expect(view.references.find((r) => r.ref_id === "source.card")!.source).toBe("unverified");
+  });
+
+  it("still refuses a text part that is not a source field, and a source field naming no file part", async () => {
+    const note = referencesForm({ h1: signaturePng(7, 0) });
+    note.append("note", "hello");
+    expect((await expectProblem(await put("hank", note), 400)).detail).toContain("note");
+    const orphan = referencesForm({ "source.card": signaturePng(7, 0) }, { card: "signature_card" });
+    expect((await expectProblem(await put("hank", orphan), 400)).detail).toContain("source.card");
+    expect((await api("/sig/subjects/hank", { key: org.apiKey })).status).toBe(404);
+  });
+
   it("answers 413 for 21 files and leaves nothing behind", async () => {
     const files: Record<string, Uint8Array> = {};
     const png = signaturePng(6, 0);

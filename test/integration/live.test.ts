@@ -1,5 +1,8 @@
 import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { liveCapture } from "../../durable-objects/live-capture-client";
+import type { LiveMessage } from "../../src/domain/live";
 import { REGION_BASE, api, createOrg, mintKey, operator, type CreatedOrg } from "../helpers/tenant";
 import { enrolWriter } from "../helpers/checks";
 import { mintSession } from "../helpers/sessions";
@@ -157,6 +160,73 @@ describe("GET /sig/live: guidance", () => {
     live.send(readyFrame());
     expect(await live.next()).toMatchObject({ seq: 5, type: "guidance" });
     live.ws.close(1000, "done");
+  });
+});
+
+/** The next reply, or a failure naming the frame that went unanswered (rather than the test's timeout). */
+function replyWithin(live: LiveSocket, what: string, ms = 10_000): Promise<LiveMessage> {
+  return Promise.race([
+    live.next(),
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no reply to ${what} within ${ms} ms`)), ms)),
+  ]);
+}
+
+/**
+ * Makes every frame's analysis throw something other than a VerifyError until the returned function runs: the
+ * analysis objects run in this isolate, so their class's `analyse` is replaced for the time being. The
+ * decoders are fuzzed to fail only with VerifyError (docs/fuzzing.md), so no frame does this by itself.
+ */
+async function breakAnalysis(orgId: string): Promise<() => Promise<void>> {
+  const stub = liveCapture(env, orgId);
+  const original = await runInDurableObject(stub, (instance) => {
+    const proto = Object.getPrototypeOf(instance) as { analyse: (...args: unknown[]) => Promise<unknown> };
+    const was = proto.analyse;
+    proto.analyse = async () => {
+      throw new TypeError("simulated decoder bug");
+    };
+    return was;
+  });
+  return () =>
+    runInDurableObject(stub, (instance) => {
+      (Object.getPrototypeOf(instance) as { analyse: unknown }).analyse = original;
+    });
+}
+
+describe("GET /sig/live: an unexpected failure", () => {
+  it("answers a frame whose analysis fails with an analysis_failed error, advances seq, and analyses the next frame", async () => {
+    const live = await openLive({ key: org.apiKey });
+    try {
+      live.send(emptyFrame(320, 240));
+      expect(await replyWithin(live, "frame 1")).toMatchObject({ seq: 1, type: "guidance" });
+      const restore = await breakAnalysis(org.orgId);
+      const sentAt = Date.now();
+      try {
+        live.send(readyFrame(320, 240));
+        live.send(emptyFrame(320, 240, 3));
+        const failed = [await replyWithin(live, "frame 2"), await replyWithin(live, "frame 3")];
+        expect(failed.map((r) => [r.seq, r.type === "error" ? r.code : r.type])).toEqual([
+          [2, "analysis_failed"],
+          [3, "analysis_failed"],
+        ]);
+        if (failed[0].type !== "error") throw new Error("expected an error");
+        expect(failed[0].detail).toMatch(/could not be analysed/);
+      } finally {
+        await restore();
+      }
+      // The failed frames counted as client messages: the connection's state moved on with them.
+      const att = await runInDurableObject(liveCapture(env, org.orgId), (_i, state) =>
+        state.getWebSockets().map((ws) => ws.deserializeAttachment() as { seq: number; lastDataAt: number; taken: number[] }),
+      );
+      const mine = att.find((a) => a.seq === 3);
+      expect(mine).toBeDefined();
+      expect(mine!.lastDataAt).toBeGreaterThanOrEqual(sentAt);
+      expect(mine!.taken.length).toBe(3);
+      live.send(readyFrame(320, 240));
+      expect(await replyWithin(live, "frame 4")).toMatchObject({ seq: 4, type: "guidance", cue: "ready" });
+      expect(live.ws.readyState).toBe(WebSocket.OPEN);
+    } finally {
+      live.ws.close(1000, "done");
+    }
   });
 });
 

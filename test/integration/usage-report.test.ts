@@ -65,10 +65,19 @@ describe("GET /sig/usage", () => {
     const past = (await (await api("/sig/usage?period=2026-02", { key: org.apiKey })).json()) as Usage;
     expect(past).toMatchObject({ period: "2026-02", checks: 0 });
     expect(past.daily).toHaveLength(28);
-    for (const p of ["2026-13", "202611", "last", "2026-1"]) {
+    for (const p of ["2026-13", "202611", "last", "2026-1", "9999-12"]) {
       const problem = await expectProblem(await api(`/sig/usage?period=${p}`, { key: org.apiKey }), 400, "invalid_request");
       expect(problem.detail).toContain("period");
     }
+  });
+
+  it("reports a month of a year below 100 as that month, not the same month of the 1900s", async () => {
+    const res = await api("/sig/usage?period=0050-03", { key: org.apiKey });
+    expect(res.status).toBe(200);
+    const usage = (await res.json()) as Usage & { from: string; to: string };
+    expect(usage).toMatchObject({ period: "0050-03", from: "0050-03-01T00:00:00.000Z", to: "0050-04-01T00:00:00.000Z", checks: 0 });
+    expect(usage.daily).toHaveLength(31);
+    expect([usage.daily[0].date, usage.daily.at(-1)!.date]).toEqual(["0050-03-01", "0050-03-31"]);
   });
 
   it("shows billing mode parent for an organisation billed through its parent", async () => {

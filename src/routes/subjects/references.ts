@@ -39,7 +39,10 @@ const putReferences = defineRoute(
         required: false,
         content: {
           "multipart/form-data": {
-            schema: z.object({}).catchall(z.any()).openapi({ description: "File parts named by ref_id; text fields source.<ref_id>" }),
+            schema: z.object({}).catchall(z.any()).openapi({
+              description:
+                "File parts named by ref_id (whatever the name: a file part `source.x` is the reference `source.x`); text fields source.<ref_id>",
+            }),
           },
           "application/json": { schema: ReferencesByUrl },
         },
@@ -83,9 +86,10 @@ const referenceImage = defineRoute(
 );
 
 function sourceField(form: FormData, refId: string): ReferenceSource {
-  const raw = form.get(`source.${refId}`);
-  if (raw === null) return DEFAULT_REFERENCE_SOURCE;
-  if (typeof raw !== "string" || !isReferenceSource(raw)) {
+  // Only a text part is a source field: a file part of the same name is the reference of that ref_id.
+  const raw = form.getAll(`source.${refId}`).find((v) => typeof v === "string");
+  if (raw === undefined) return DEFAULT_REFERENCE_SOURCE;
+  if (!isReferenceSource(raw)) {
     throw invalidField(`source.${refId}`, "must be signature_card, confirmed_past or unverified");
   }
   return raw;
@@ -99,11 +103,12 @@ async function uploadsFromMultipart(c: Context<AppEnv>): Promise<Upload[]> {
   let total = 0;
   for (const [name, entry] of form.entries()) {
     const value = entry as unknown as File | string;
-    if (name.startsWith("source.")) {
-      if (typeof value !== "string") throw invalidField(name, "must be a text field");
-      continue;
+    // A file part is a reference whatever its name (`source.card` is a legal ref_id); a text part can only
+    // be the source field of the reference it names.
+    if (typeof value === "string") {
+      if (name.startsWith("source.")) continue;
+      throw invalidField(name, "must be a file part named by its ref_id (or a source.<ref_id> text field)");
     }
-    if (typeof value === "string") throw invalidField(name, "must be a file part named by its ref_id (or a source.<ref_id> text field)");
     const problem = refIdProblem(name);
     if (problem) throw invalidField(name, `ref_id ${problem}`);
     if (seen.has(name)) throw invalidField(name, "appears more than once");
@@ -123,8 +128,8 @@ async function uploadsFromMultipart(c: Context<AppEnv>): Promise<Upload[]> {
       method: "upload",
     });
   }
-  for (const [name] of form.entries()) {
-    if (name.startsWith("source.") && !seen.has(name.slice("source.".length))) {
+  for (const [name, value] of form.entries()) {
+    if (typeof value === "string" && name.startsWith("source.") && !seen.has(name.slice("source.".length))) {
       throw invalidField(name, "names no file part of this request");
     }
   }
