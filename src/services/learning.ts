@@ -49,6 +49,8 @@ export interface LearnMessage {
 export interface ReviewDeps {
   store: RegionStore;
   queue: Queue<LearnMessage>;
+  /** Told of a confirmation refused at once, as learnConfirmed tells of its refusals (reference.learned). */
+  announce?: (outcome: LearningOutcome) => Promise<void>;
 }
 
 export interface LearningDeps {
@@ -189,6 +191,18 @@ export async function confirmItem(
   if (inserted.meta.changes === 0) {
     // Another confirmation won the race: its record is the one kept (the audit row still says who tried).
     return keepFirst((await reviews.get(org.id, jobId, index))!, "genuine");
+  }
+  if (refusal) {
+    // Subscribers hear of every refused confirmation, whichever stage of the bar refused it.
+    await deps.announce?.({
+      orgId: org.id,
+      subjectReference: item.subjectReference,
+      checkId: checkId(jobId, index),
+      outcome: "refused",
+      refId: null,
+      reason: refusal.reason,
+      detail: refusal.detail,
+    });
   }
   if (review.learning === "queued") {
     try {

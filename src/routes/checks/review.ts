@@ -5,6 +5,7 @@
 import type { App } from "../../app";
 import { defineRoute, problems } from "../../http/route";
 import { confirmItem, rejectItem, renderReview, type LearnMessage } from "../../services/learning";
+import { emitLearningOutcome } from "../../services/webhook-emitters";
 import { ItemParams } from "./schemas";
 import { ReviewSchema } from "./review-schema";
 
@@ -67,6 +68,7 @@ export function registerReviewRoutes(app: App): void {
       {
         store: tenant.store,
         queue: c.env.LEARN_QUEUE as Queue<LearnMessage>,
+        announce: (outcome) => emitLearningOutcome({ env: c.env, org: tenant.org, store: tenant.store }, outcome),
       },
       tenant.org,
       jobId,
