@@ -5,6 +5,7 @@
  * The bar runs in two stages so the costly part (extracting the candidate's features from the stored
  * crop) is done only for items that clear the cheap rules:
  *   recordRefusal(facts)        rules on the stored check and the subject's state
+ *   (confirmRefusal(facts)      those of them already settled when the item is confirmed, applied then)
  *   candidateRefusal(candidate) rules on the signature the service would store
  */
 
@@ -67,9 +68,33 @@ export interface CandidateFacts {
   minScore: number;
 }
 
+const INPUT_EXPIRED: Refusal = { reason: "input_expired", detail: "The item's input has expired from the job's inbox." };
+
+/** The facts known when a reviewer confirms an item that no later state of the service can undo. */
+export interface ConfirmFacts {
+  /** The item's input and crops are still in the job's inbox. */
+  inputAvailable: boolean;
+  /** Signatures the check located. */
+  signatures: number;
+  /** The subject was deleted (or deleted and enrolled again) since the check; null when it was not. */
+  subjectGone: string | null;
+}
+
+/**
+ * The part of the bar a confirmation can be judged by at once: an item it refuses could never be learned,
+ * so its confirmation is recorded with the refusal instead of being queued (docs/learning.md). The rest of
+ * the bar runs in the consumer, on the subject as it is then.
+ */
+export function confirmRefusal(f: ConfirmFacts): Refusal | null {
+  if (!f.inputAvailable) return INPUT_EXPIRED;
+  if (f.signatures === 0) return { reason: "no_signature", detail: "The check located no signature." };
+  if (f.subjectGone !== null) return { reason: "subject_changed", detail: f.subjectGone };
+  return null;
+}
+
 export function recordRefusal(f: RecordFacts): Refusal | null {
   if (f.blocked) return { reason: "blocked", detail: "The source check was unlearned and is blocked from being learned again." };
-  if (!f.inputAvailable) return { reason: "input_expired", detail: "The item's input has expired from the job's inbox." };
+  if (!f.inputAvailable) return INPUT_EXPIRED;
   if (f.signatureScores.length === 0 || f.bestSignature === null) {
     return { reason: "no_signature", detail: "The check located no signature that was compared." };
   }

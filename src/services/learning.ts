@@ -1,13 +1,22 @@
 /**
  * Review and learning as an application service (docs/learning.md):
  *
- *   confirmItem   a reviewer's "genuine" verdict: kept once, audited, queued for learning
+ *   confirmItem   a reviewer's "genuine" verdict: kept once, audited, queued for learning (or refused at
+ *                 once when the item could never be learned)
  *   rejectItem    a reviewer's "forged" verdict: kept once, audited, never learned
  *   learnConfirmed  the learning queue's consumer: applies the entry bar (src/domain/learning-bar.ts),
  *                 then stores the learned reference and rebuilds the model under the revision guard
  *   unlearn       removes learned references by check time or source check and blocks those checks
  */
-import { DEFAULT_LEARNED_CAP, candidateRefusal, evictions, learnedRefId, recordRefusal, type Refusal } from "../domain/learning-bar";
+import {
+  DEFAULT_LEARNED_CAP,
+  candidateRefusal,
+  confirmRefusal,
+  evictions,
+  learnedRefId,
+  recordRefusal,
+  type Refusal,
+} from "../domain/learning-bar";
 import { checkId } from "../domain/job";
 import { DEFAULT_LEARNING_MIN_SCORE, DEFAULT_QUALITY_FLOOR } from "../domain/policy-defaults";
 import type { Org, RegionStore } from "../domain/tenancy";
@@ -40,6 +49,8 @@ export interface LearnMessage {
 export interface ReviewDeps {
   store: RegionStore;
   queue: Queue<LearnMessage>;
+  /** Told of a confirmation refused at once, as learnConfirmed tells of its refusals (reference.learned). */
+  announce?: (outcome: LearningOutcome) => Promise<void>;
 }
 
 export interface LearningDeps {
@@ -91,18 +102,27 @@ interface LoadedItem {
   policySpec: string;
 }
 
-/** The item a verdict is about; 404 when missing, 409 when it has no decision or no subject. */
+/**
+ * The item a verdict is about; 404 when missing. 409 only when no verdict can be recorded: the item has
+ * no decision yet (its job is still running) or none at all (an item error), or it was checked against
+ * references sent with it rather than a subject, so there is nobody to record the verdict for.
+ */
 async function loadReviewable(store: RegionStore, orgId: string, jobId: string, index: number): Promise<LoadedItem> {
   const repo = checksRepo(store.db);
   const [job, item] = await Promise.all([repo.job(orgId, jobId), repo.item(orgId, jobId, index)]);
   if (!job || !item) throw notFound("item");
   const result = storedResultOf(item);
-  if (item.state !== "done" || !result || result.decision === null) throw conflict("The item has no decision to review.");
-  if (!item.subjectReference) throw conflict("The item was not checked against a subject.");
+  if (item.state !== "done") throw conflict("The item has no decision to review yet: its job is still checking it.");
+  if (!result || result.decision === null) throw conflict("The item has no decision to review: its check ended in an error.");
+  if (!item.subjectReference) throw conflict("The item was not checked against a subject: there is no subject to record a verdict for.");
   return { result, subjectReference: item.subjectReference, expired: inboxExpired(job), policySpec: job.policySpec };
 }
 
-/** Records the reviewer's confirmation that an item is genuine; the first one is kept. */
+/**
+ * Records the reviewer's confirmation that an item is genuine; the first one is kept. It is recorded
+ * whatever has become of the item's input or subject since the check: when learning is off, or the item
+ * could never be learned (confirmRefusal), the record says so at once and nothing is queued.
+ */
 export async function confirmItem(
   deps: ReviewDeps,
   org: Org,
@@ -116,15 +136,22 @@ export async function confirmItem(
   if (first) return keepFirst(first, "genuine");
 
   const item = await loadReviewable(deps.store, org.id, jobId, index);
-  if (item.result.signatures.length === 0) throw conflict("The item has no located signature to confirm.");
-  if (item.expired) throw conflict("The item's input has expired from the job's inbox; it can no longer be confirmed.");
-  const subject = await subjectsRepo(deps.store.db).get(org.id, item.subjectReference);
-  // A subject deleted, or deleted and enrolled again, is not the person the check was about.
-  if (!subject || subject.createdAt > item.result.created_at)
-    throw conflict(`The subject ${item.subjectReference} was deleted since the check.`);
-
   const policy = learningPolicy(item.policySpec);
-  const learning = org.learning && policy.enabled;
+  const learningOn = org.learning && policy.enabled;
+  let refusal: Refusal | null = null;
+  if (learningOn) {
+    const subject = await subjectsRepo(deps.store.db).get(org.id, item.subjectReference);
+    refusal = confirmRefusal({
+      inputAvailable: !item.expired,
+      signatures: item.result.signatures.length,
+      // A subject deleted, or deleted and enrolled again, is not the person the check was about.
+      subjectGone: !subject
+        ? "The subject has been deleted since the check."
+        : subject.createdAt > item.result.created_at
+          ? "The subject was deleted and enrolled again since the check."
+          : null,
+    });
+  }
   const now = new Date().toISOString();
   const review: ReviewRow = {
     orgId: org.id,
@@ -134,13 +161,13 @@ export async function confirmItem(
     verdict: "genuine",
     reviewedBy: actor,
     reviewedAt: now,
-    learning: learning ? "queued" : "off",
-    learningReason: learning ? null : "learning_off",
-    learningDetail: learning
-      ? null
-      : org.learning
+    learning: !learningOn ? "off" : refusal ? "refused" : "queued",
+    learningReason: !learningOn ? "learning_off" : (refusal?.reason ?? null),
+    learningDetail: !learningOn
+      ? org.learning
         ? `The policy ${item.result.versions.policy} does not learn.`
-        : "Learning is off for the organisation.",
+        : "Learning is off for the organisation."
+      : (refusal?.detail ?? null),
     refId: null,
     learnedAt: null,
     updatedAt: now,
@@ -152,7 +179,12 @@ export async function confirmItem(
       actor,
       action: "check.confirm",
       target: checkId(jobId, index),
-      detail: { subject_reference: item.subjectReference, decision: item.result.decision, learning: review.learning },
+      detail: {
+        subject_reference: item.subjectReference,
+        decision: item.result.decision,
+        learning: review.learning,
+        learning_reason: review.learningReason,
+      },
       requestId,
     }),
   ]);
@@ -160,7 +192,19 @@ export async function confirmItem(
     // Another confirmation won the race: its record is the one kept (the audit row still says who tried).
     return keepFirst((await reviews.get(org.id, jobId, index))!, "genuine");
   }
-  if (learning) {
+  if (refusal) {
+    // Subscribers hear of every refused confirmation, whichever stage of the bar refused it.
+    await deps.announce?.({
+      orgId: org.id,
+      subjectReference: item.subjectReference,
+      checkId: checkId(jobId, index),
+      outcome: "refused",
+      refId: null,
+      reason: refusal.reason,
+      detail: refusal.detail,
+    });
+  }
+  if (review.learning === "queued") {
     try {
       await deps.queue.send({ kind: "learn", orgId: org.id, region: deps.store.name, jobId, index });
     } catch {

@@ -5,6 +5,8 @@
  * waiting a day for it is not an option.
  */
 import { env } from "cloudflare:workers";
+import { createExecutionContext, createScheduledController } from "cloudflare:test";
+import worker from "../../src/index";
 import { beforeAll, describe, expect, it } from "vitest";
 import { api, createOrg, mintKey, type CreatedOrg } from "../helpers/tenant";
 import { signaturePng } from "../helpers/signatures";
@@ -230,35 +232,126 @@ describe("confirm", () => {
     await expectProblem(await confirm(unpaid.apiKey, "c-learn"), 402, "billing_required");
   });
 
-  it("answers 409 for an item without a decision, without a located signature, with an expired input or a deleted subject", async () => {
-    // No decision: the subject does not exist.
+  it("answers 409 for an item without a decision, where no confirmation can be recorded", async () => {
+    // No decision: the subject does not exist, so the item ends in an error.
     const res = await postCheck(
       org.apiKey,
       checkForm({ job_id: "c-nosubject", items: [{ file: "doc", subject_reference: "nobody" }] }, { doc: signaturePng(WRITER, 6) }),
     );
     expect(res.status).toBe(200);
-    expect(
-      ((await confirm(org.apiKey, "c-nosubject").then((r) => expectProblem(r, 409, "conflict"))) as { detail: string }).detail,
-    ).toMatch(/no decision/);
+    expect((await expectProblem(await confirm(org.apiKey, "c-nosubject"), 409, "conflict")).detail).toMatch(/no decision/);
+    expect(await reviewOf(org.apiKey, "c-nosubject")).toBeNull();
+  });
+});
 
-    await check(org.apiKey, "c-blank", "ann", encodePng(blankPage(600, 400)), "review");
-    expect((await expectProblem(await confirm(org.apiKey, "c-blank"), 409, "conflict")).detail).toMatch(/no located signature/);
-
-    await check(org.apiKey, "c-expired", "ann", signaturePng(WRITER, 7), "review");
-    await env.DB_US.prepare("UPDATE check_jobs SET inbox_expires_at = '2000-01-01T00:00:00.000Z' WHERE org_id = ? AND job_id = 'c-expired'")
-      .bind(org.orgId)
+describe("a confirmation learning cannot use", () => {
+  /** Expires the job's inbox and runs the scheduled sweep, as a day after the check would find it. */
+  async function expireInbox(orgId: string, jobId: string): Promise<void> {
+    await env.DB_US.prepare("UPDATE check_jobs SET inbox_expires_at = '2000-01-01T00:00:00.000Z' WHERE org_id = ? AND job_id = ?")
+      .bind(orgId, jobId)
       .run();
-    expect((await expectProblem(await confirm(org.apiKey, "c-expired"), 409, "conflict")).detail).toMatch(/expired/);
+    await worker.scheduled(createScheduledController({ scheduledTime: Date.now() }), env, createExecutionContext());
+    expect((await env.FILES_US.list({ prefix: `orgs/${orgId}/inbox/${jobId}/` })).objects).toEqual([]);
+  }
+
+  async function audited(orgId: string, target: string): Promise<{ actor: string; detail: Record<string, unknown> }[]> {
+    const { results } = await env.DB_US.prepare(
+      "SELECT actor, detail FROM audit_log WHERE org_id = ? AND action = 'check.confirm' AND target = ?",
+    )
+      .bind(orgId, target)
+      .all<{ actor: string; detail: string }>();
+    return results.map((r) => ({ actor: r.actor, detail: JSON.parse(r.detail) as Record<string, unknown> }));
+  }
+
+  it("records and audits a confirmation after the inbox expired, keeps it, says why it is not learned, and never learns it", async () => {
+    await enrolWriter(org.apiKey, "gil", WRITER, 3);
+    await check(org.apiKey, "late-expired", "gil", signaturePng(WRITER, 7), "review");
+    await check(org.apiKey, "late-learn", "gil", signaturePng(WRITER, 8), "review");
+    await expireInbox(org.orgId, "late-expired");
+
+    const res = await confirm(org.apiKey, "late-expired");
+    expect(res.status, await res.clone().text()).toBe(200);
+    const first = (await res.json()) as Review;
+    expect(first).toMatchObject({
+      check_id: "late-expired/0",
+      verdict: "genuine",
+      reviewed_by: `key:${org.keyId}`,
+      learning: { status: "refused", reason: "input_expired", ref_id: null, learned_at: null },
+    });
+    expect(first.learning.detail).toMatch(/expired/);
+    expect(await audited(org.orgId, "late-expired/0")).toEqual([
+      {
+        actor: `key:${org.keyId}`,
+        detail: { subject_reference: "gil", decision: "FLAG", learning: "refused", learning_reason: "input_expired" },
+      },
+    ]);
+
+    // The first confirmation is kept: a repeat reports it.
+    const again = await confirm(org.apiKey, "late-expired");
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual(first);
+    expect(await reviewOf(org.apiKey, "late-expired")).toEqual(first);
+
+    // The learnable path still learns; by the time it has, the expired item is still not learned.
+    expect((await confirm(org.apiKey, "late-learn")).status).toBe(200);
+    expect((await settled(org.apiKey, "late-learn")).learning).toMatchObject({ status: "learned", ref_id: "learned-late-learn.0" });
+    expect(await reviewOf(org.apiKey, "late-expired")).toEqual(first);
+    const view = await subjectView(org.apiKey, "gil");
+    expect(view.reference_counts).toEqual({ anchors: 3, learned: 1 });
+    expect(view.learning.recent.find((r) => r.check_id === "late-expired/0")!.learning).toMatchObject({
+      status: "refused",
+      reason: "input_expired",
+    });
+
+    // A stray learning message for it changes nothing and tells of nothing.
+    const told: unknown[] = [];
+    const outcome = await learnConfirmed(
+      {
+        store: { name: "us", db: env.DB_US, files: env.FILES_US },
+        engine: liveEngine(),
+        learner: liveLearningEngine(),
+        announce: async (o) => void told.push(o),
+      },
+      { kind: "learn", orgId: org.orgId, region: "us", jobId: "late-expired", index: 0 },
+    );
+    expect(outcome).toBe("refused");
+    expect(told).toEqual([]);
+    expect(await reviewOf(org.apiKey, "late-expired")).toEqual(first);
+  });
+
+  it("records a confirmation of an item without a located signature, or whose subject was deleted, as not learned", async () => {
+    await check(org.apiKey, "c-blank", "ann", encodePng(blankPage(600, 400)), "review");
+    const blank = await confirm(org.apiKey, "c-blank");
+    expect(blank.status, await blank.clone().text()).toBe(200);
+    expect(((await blank.json()) as Review).learning).toMatchObject({ status: "refused", reason: "no_signature" });
+    expect(await audited(org.orgId, "c-blank/0")).toHaveLength(1);
 
     await enrolWriter(org.apiKey, "gone", WRITER, 3);
     await check(org.apiKey, "c-gone", "gone", signaturePng(WRITER, 8), "review");
     expect((await api("/sig/subjects/gone", { method: "DELETE", key: org.apiKey })).status).toBe(204);
-    expect((await expectProblem(await confirm(org.apiKey, "c-gone"), 409, "conflict")).detail).toMatch(/deleted/);
+    const gone = await confirm(org.apiKey, "c-gone");
+    expect(gone.status, await gone.clone().text()).toBe(200);
+    const review = (await gone.json()) as Review;
+    expect(review.learning).toMatchObject({ status: "refused", reason: "subject_changed" });
+    expect(review.learning.detail).toMatch(/deleted/);
+    expect(await reviewOf(org.apiKey, "c-gone")).toEqual(review);
+    expect(await audited(org.orgId, "c-gone/0")).toHaveLength(1);
+  });
+
+  it("says learning is off rather than why the bar would refuse, when learning is off", async () => {
+    const quiet = await createOrg({ learning: false });
+    await putPolicy(quiet.apiKey, "review", reviewPolicy(0.3));
+    await enrolWriter(quiet.apiKey, "hal", WRITER, 3);
+    await check(quiet.apiKey, "off-expired", "hal", signaturePng(WRITER, 5), "review");
+    await expireInbox(quiet.orgId, "off-expired");
+    const res = await confirm(quiet.apiKey, "off-expired");
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(((await res.json()) as Review).learning).toMatchObject({ status: "off", reason: "learning_off" });
   });
 });
 
 describe("a deleted subject", () => {
-  it("forgets its reviews, and a subject enrolled again under the name cannot be confirmed from the old checks", async () => {
+  it("forgets its reviews, and a confirmation of an old check of a subject enrolled again under the name is not learned", async () => {
     await enrolWriter(org.apiKey, "fay", WRITER, 3);
     await check(org.apiKey, "fay-1", "fay", signaturePng(WRITER, 5), "review");
     await check(org.apiKey, "fay-2", "fay", signaturePng(WRITER, 6), "review");
@@ -270,7 +363,12 @@ describe("a deleted subject", () => {
     expect(view.learning.recent).toEqual([]);
     expect(view.reference_counts).toEqual({ anchors: 3, learned: 0 });
     expect(await reviewOf(org.apiKey, "fay-1")).toBeNull();
-    expect((await expectProblem(await confirm(org.apiKey, "fay-2"), 409, "conflict")).detail).toMatch(/deleted/);
+    const res = await confirm(org.apiKey, "fay-2");
+    expect(res.status, await res.clone().text()).toBe(200);
+    const review = (await res.json()) as Review;
+    expect(review.learning).toMatchObject({ status: "refused", reason: "subject_changed" });
+    expect(review.learning.detail).toMatch(/enrolled again/);
+    expect((await subjectView(org.apiKey, "fay")).reference_counts).toEqual({ anchors: 3, learned: 0 });
   });
 });
 

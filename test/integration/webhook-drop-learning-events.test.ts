@@ -4,6 +4,7 @@
  * Everything runs through the Worker: the S3 endpoint and its bucket-event queue, the check, learning
  * and webhook queues.
  */
+import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
 import { api, createOrg, operator, type CreatedOrg } from "../helpers/tenant";
@@ -153,5 +154,31 @@ describe("reference.learned", () => {
     got = await waitForWebhooks(path, (g) => byCheck(g, "ev-learn/0").length >= 2);
     expect(byCheck(got, "ev-learn/0").map((g) => g.body?.data.outcome)).toEqual(["learned", "unlearned"]);
     expect(byCheck(got, "ev-learn/0")[1].body?.data.ref_id).toBe("learned-ev-learn.0");
+  });
+
+  it("tells once of a confirmation refused at once, its input having expired from the inbox", async () => {
+    const res = await postCheck(
+      org.apiKey,
+      checkForm(
+        { job_id: "ev-expired", policy: "learns", items: [{ file: "doc", subject_reference: "ann" }] },
+        { doc: signaturePng(WRITER, 6) },
+      ),
+    );
+    expect(res.status, await res.clone().text()).toBe(200);
+    await env.DB_US.prepare(
+      "UPDATE check_jobs SET inbox_expires_at = '2000-01-01T00:00:00.000Z' WHERE org_id = ? AND job_id = 'ev-expired'",
+    )
+      .bind(org.orgId)
+      .run();
+    for (let i = 0; i < 2; i++) {
+      const confirmed = await api("/sig/checks/ev-expired/items/0/confirm", { method: "POST", key: org.apiKey, headers: idem() });
+      expect(confirmed.status, await confirmed.clone().text()).toBe(200);
+    }
+    const got = await waitForWebhooks(path, (g) => ofType(g, "reference.learned").some((w) => w.body?.data.check_id === "ev-expired/0"));
+    expect(
+      ofType(got, "reference.learned")
+        .filter((g) => g.body?.data.check_id === "ev-expired/0")
+        .map((g) => g.body?.data),
+    ).toEqual([{ outcome: "refused", check_id: "ev-expired/0", subject_reference: "ann", ref_id: null, reason: "input_expired" }]);
   });
 });

@@ -3,6 +3,7 @@ import {
   AMBIGUITY_MARGIN,
   LEARNING_OUTLIER_Z,
   candidateRefusal,
+  confirmRefusal,
   evictions,
   learnedRefId,
   recordRefusal,
@@ -47,6 +48,17 @@ describe("the learning entry bar", () => {
 
   it("blocks before anything else, so an unlearned check never comes back", () => {
     expect(recordRefusal({ ...ok, blocked: true, inputAvailable: false, score: 0 })?.reason).toBe("blocked");
+  });
+
+  it("refuses at confirmation, in the consumer's order, only what no later state can change", () => {
+    const settled = { inputAvailable: true, signatures: 1, subjectGone: null };
+    expect(confirmRefusal(settled)).toBeNull();
+    expect(confirmRefusal({ ...settled, inputAvailable: false, signatures: 0 })?.reason).toBe("input_expired");
+    expect(confirmRefusal({ ...settled, signatures: 0, subjectGone: "deleted" })?.reason).toBe("no_signature");
+    expect(confirmRefusal({ ...settled, subjectGone: "The subject has been deleted since the check." })).toEqual({
+      reason: "subject_changed",
+      detail: "The subject has been deleted since the check.",
+    });
   });
 
   it("refuses a candidate that is an outlier against the anchors, or that only learned references vouch for", () => {

@@ -13,7 +13,7 @@ export const ReviewSchema = z
     learning: z.object({
       status: z.enum(["queued", "learned", "refused", "off", "not_applicable", "evicted", "unlearned"]).openapi({
         description:
-          "queued: waiting for the learning consumer; learned; refused (see reason); off: learning was off for the organisation or the " +
+          "queued: waiting for the learning consumer; learned; refused (see reason; set at once when the item could never be learned); off: learning was off for the organisation or the " +
           "policy when confirmed; not_applicable: a forged verdict; evicted: removed by the per-subject cap; unlearned",
       }),
       reason: z
