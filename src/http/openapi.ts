@@ -118,6 +118,14 @@ function registerComponents(app: OpenAPIHono<AppEnv>): void {
     schema: { type: "string" },
   });
   reg.registerComponent("headers", "Sunset", { description: "Deprecated version: its sunset date (RFC 8594)", schema: { type: "string" } });
+  reg.registerComponent("headers", "Link", {
+    description: 'Deprecated version: `<{docs}/changelog#<date>>; rel="deprecation"` and `<{docs}/upgrading#<date>>; rel="sunset"`',
+    schema: { type: "string" },
+  });
+  reg.registerComponent("headers", "IdempotentReplayed", {
+    description: "`true` when this is the stored response of an earlier request with the same Idempotency-Key and body",
+    schema: { type: "string", enum: ["true"] },
+  });
   reg.registerComponent("headers", "RetryAfter", { description: "Seconds to wait before retrying", schema: { type: "integer" } });
 }
 
@@ -158,9 +166,15 @@ function complete(op: Operation, path: string): void {
   if (permission === "none") op.security ??= [];
 
   const responses = (op.responses ??= {});
+  // Added after generation, so the Problem schema goes in as a reference to its component: the zod
+  // object itself would be serialised as its internals.
   for (const [status, problem] of Object.entries(problems(...pipelineStatuses(op, path), 500))) {
-    responses[status] ??= problem;
+    responses[status] ??= {
+      description: problem.description,
+      content: { "application/problem+json": { schema: ref("schemas", "Problem") } },
+    };
   }
+  const replayable = op["x-idempotency"] === "required" || op["x-idempotency"] === "optional";
   for (const [status, response] of Object.entries(responses)) {
     response.headers = {
       "X-Request-Id": ref("headers", "XRequestId"),
@@ -168,6 +182,8 @@ function complete(op: Operation, path: string): void {
       "Service-Latest-Version": ref("headers", "ServiceLatestVersion"),
       Deprecation: ref("headers", "Deprecation"),
       Sunset: ref("headers", "Sunset"),
+      Link: ref("headers", "Link"),
+      ...(replayable && status.startsWith("2") ? { "Idempotent-Replayed": ref("headers", "IdempotentReplayed") } : {}),
       ...(status === "429" || status === "503" ? { "Retry-After": ref("headers", "RetryAfter") } : {}),
       ...(response.headers ?? {}),
     };

@@ -12,7 +12,6 @@ export const PROBLEM_CODES = {
   tenant_not_provisioned: { status: 403, title: "Tenant not provisioned" },
   not_found: { status: 404, title: "Not found" },
   method_not_allowed: { status: 405, title: "Method not allowed" },
-  request_timeout: { status: 408, title: "Request timeout" },
   idempotency_conflict: { status: 409, title: "Idempotency key reused with a different body" },
   idempotency_in_progress: { status: 409, title: "Idempotency key in use" },
   idempotency_not_replayable: { status: 409, title: "Idempotency key not replayable" },

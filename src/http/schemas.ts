@@ -9,17 +9,41 @@ export const Identifier = z
 
 export const ProblemSchema = z
   .object({
-    type: z.string(),
-    title: z.string(),
-    status: z.number().int(),
-    detail: z.string(),
-    code: z.enum(Object.keys(PROBLEM_CODES) as [keyof typeof PROBLEM_CODES, ...(keyof typeof PROBLEM_CODES)[]]),
-    request_id: z.string().optional(),
-    job_id: z.string().optional(),
-    status_url: z.string().optional(),
-    region: z.string().optional(),
-    api_host: z.string().optional(),
-    reason: z.string().optional(),
-    errors: z.array(z.object({ field: z.string(), message: z.string() })).optional(),
+    type: z.string().openapi({ description: "A URI naming the kind of problem: the documentation of its code" }),
+    title: z.string().openapi({ description: "A short, fixed summary of the code" }),
+    status: z.number().int().openapi({ description: "The HTTP status, repeated" }),
+    detail: z.string().openapi({ description: "What is wrong with this request, in words" }),
+    code: z
+      .enum(Object.keys(PROBLEM_CODES) as [keyof typeof PROBLEM_CODES, ...(keyof typeof PROBLEM_CODES)[]])
+      .openapi({ description: "The stable machine-readable code (spec part 7); branch on this, not on the title or detail" }),
+    request_id: z.string().optional().openapi({ description: "The request's id, as in X-Request-Id" }),
+    job_id: z.string().optional().openapi({ description: "503 busy, 504 timeout (and stream errors): the job, which continues" }),
+    status_url: z.string().optional().openapi({ description: "With job_id: where to read the job" }),
+    region: z.string().optional().openapi({ description: "421 wrong_region: the organisation's region" }),
+    api_host: z.string().optional().openapi({ description: "421 wrong_region: the address to use instead" }),
+    reason: z
+      .string()
+      .optional()
+      .openapi({
+        description:
+          "Why a fetch or timeout failed: fetch_deadline (504), body_stalled, connection_failed, upstream_status, too_many_redirects, " +
+          "bad_redirect (fetch_failed); on other codes, a finer reason where one is useful",
+      }),
+    upstream_status: z
+      .number()
+      .int()
+      .optional()
+      .openapi({ description: "fetch_failed with reason upstream_status: the status the host answered" }),
+    host: z.string().optional().openapi({ description: "fetch_failed with reason connection_failed: the host that could not be reached" }),
+    permission: z.string().optional().openapi({ description: "403 permission_denied: the permission the route needs" }),
+    limit: z.string().optional().openapi({ description: "413 too_large: which limit was exceeded (e.g. decoded_megapixels)" }),
+    limit_megapixels: z.number().optional().openapi({ description: "413 with limit decoded_megapixels: the request's decoding budget" }),
+    accepted: z.array(z.string()).optional().openapi({ description: "415: the media types the route accepts" }),
+    errors: z
+      .array(z.object({ field: z.string(), message: z.string() }))
+      .optional()
+      .openapi({ description: "400 and 422: each offending field (a JSON path, header or query name) and what is wrong with it" }),
   })
-  .openapi("Problem");
+  .openapi("Problem", {
+    description: "An RFC 9457 problem document (application/problem+json); unknown members may appear and are to be ignored",
+  });

@@ -99,6 +99,34 @@ describe("GET /openapi.json", () => {
     }
   });
 
+  it("gives every problem response the Problem schema, by reference, and leaks no zod internals", () => {
+    // Problem responses added after generation once carried the zod object's internals ({ def: ... }).
+    expect(JSON.stringify(doc)).not.toMatch(/"def":/);
+    for (const { method, path, op } of operations) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (!isProblem(response)) continue;
+        const media = response.content!["application/problem+json"] as { schema?: { $ref?: string } };
+        expect(media.schema?.$ref, `${method} ${path} ${status}`).toBe("#/components/schemas/Problem");
+      }
+    }
+    const problem = doc.components.schemas.Problem as { properties: Record<string, { description?: string; enum?: string[] }> };
+    for (const [member, schema] of Object.entries(problem.properties)) expect(schema.description, member).toBeTruthy();
+    // 408 is `timeout` (spec part 7); the catalogue lists only codes the service sends.
+    expect(problem.properties.code.enum).toContain("timeout");
+    expect(problem.properties.code.enum).not.toContain("request_timeout");
+  });
+
+  it("documents the headers a response may carry: Link on deprecated versions, Idempotent-Replayed on replays", () => {
+    for (const { method, path, op } of operations) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        const headers = Object.keys(response.headers ?? {});
+        expect(headers, `${method} ${path} ${status}`).toEqual(expect.arrayContaining(["Deprecation", "Sunset", "Link"]));
+        if (op["x-idempotency"] !== undefined && op["x-idempotency"] !== "none" && status.startsWith("2"))
+          expect(headers, `${method} ${path} ${status}`).toContain("Idempotent-Replayed");
+      }
+    }
+  });
+
   it("documents the policy routes with their permissions and the designed PolicySpec", () => {
     expect(doc.paths["/sig/policies"].get["x-permission"]).toBe("org:read");
     expect(doc.paths["/sig/policies/{name}"].get["x-permission"]).toBe("org:read");
