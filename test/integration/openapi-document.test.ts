@@ -116,6 +116,13 @@ describe("GET /openapi.json", () => {
     expect(problem.properties.code.enum).not.toContain("request_timeout");
   });
 
+  it("documents the DELETE of the reference named unlearn on its own path (spec 4.3)", () => {
+    const item = doc.paths["/sig/subjects/{subject_reference}/references/unlearn"];
+    expect(Object.keys(item).sort()).toEqual(["delete", "post"]);
+    expect(item.delete["x-permission"]).toBe("sig:references:delete");
+    expect(Object.keys(item.delete.responses)).toEqual(expect.arrayContaining(["204", "404"]));
+  });
+
   it("documents the headers a response may carry: Link on deprecated versions, Idempotent-Replayed on replays", () => {
     for (const { method, path, op } of operations) {
       for (const [status, response] of Object.entries(op.responses)) {

@@ -70,6 +70,22 @@ const deleteRef = defineRoute(
   },
 );
 
+// The spec lists this path on its own: a reference may be named `unlearn`, and this path's POST is the
+// unlearn route, so the DELETE is stated here rather than left to the {ref_id} pattern.
+const deleteUnlearnRef = defineRoute(
+  { permission: "sig:references:delete" },
+  {
+    method: "delete",
+    path: "/sig/subjects/{subject_reference}/references/unlearn",
+    tags: ["subjects"],
+    summary: "Hard-delete the reference whose ref_id is `unlearn`",
+    description:
+      "The same as DELETE .../references/{ref_id} with ref_id `unlearn` (POST on this path unlearns learned references instead).",
+    request: { params: SubjectParams },
+    responses: { 204: { description: "Deleted" }, ...problems(400, 401, 403, 404, 421, 429) },
+  },
+);
+
 const referenceImage = defineRoute(
   { permission: "sig:subjects:read", rate: "image" },
   {
@@ -172,29 +188,10 @@ export function registerReferenceRoutes(app: App): void {
     return c.json(body, queued > 0 ? 202 : 200);
   });
 
-  app.openapi(deleteRef, async (c) => {
+  app.openapi(deleteUnlearnRef, (c) => deleteReference(c, c.req.valid("param").subject_reference, "unlearn"));
+  app.openapi(deleteRef, (c) => {
     const { subject_reference: subjectReference, ref_id: refId } = c.req.valid("param");
-    const tenant = c.get("tenant");
-    const result = await services(c).references.remove(subjectReference, refId);
-    if (result === "not_found") throw notFound("reference");
-    if (result === "learned") {
-      throw new ProblemError(
-        "conflict",
-        `${refId} is a learned reference: remove it with POST /sig/subjects/${subjectReference}/references/unlearn.`,
-        {
-          extensions: { unlearn_url: new URL(`/sig/subjects/${subjectReference}/references/unlearn`, c.req.url).toString() },
-        },
-      );
-    }
-    const caller = c.get("caller");
-    await recordAudit(tenant.store.db, {
-      orgId: tenant.org.id,
-      actor: caller.actor,
-      action: "reference.delete",
-      target: `${subjectReference}/${refId}`,
-      requestId: c.get("requestId"),
-    });
-    return c.body(null, 204);
+    return deleteReference(c, subjectReference, refId);
   });
 
   app.openapi(referenceImage, async (c) => {
@@ -207,4 +204,28 @@ export function registerReferenceRoutes(app: App): void {
     const png = await services(c).engine.thumbnail(new Uint8Array(await object.arrayBuffer()), 512);
     return privatePng(png);
   });
+}
+
+async function deleteReference(c: Context<AppEnv>, subjectReference: string, refId: string): Promise<Response> {
+  const tenant = c.get("tenant");
+  const result = await services(c).references.remove(subjectReference, refId);
+  if (result === "not_found") throw notFound("reference");
+  if (result === "learned") {
+    throw new ProblemError(
+      "conflict",
+      `${refId} is a learned reference: remove it with POST /sig/subjects/${subjectReference}/references/unlearn.`,
+      {
+        extensions: { unlearn_url: new URL(`/sig/subjects/${subjectReference}/references/unlearn`, c.req.url).toString() },
+      },
+    );
+  }
+  const caller = c.get("caller");
+  await recordAudit(tenant.store.db, {
+    orgId: tenant.org.id,
+    actor: caller.actor,
+    action: "reference.delete",
+    target: `${subjectReference}/${refId}`,
+    requestId: c.get("requestId"),
+  });
+  return c.body(null, 204);
 }
