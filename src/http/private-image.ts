@@ -11,3 +11,15 @@ export const PRIVATE_IMAGE_HEADERS = {
 export function privatePng(png: Uint8Array): Response {
   return new Response(png, { status: 200, headers: PRIVATE_IMAGE_HEADERS });
 }
+
+/** The 200 response of an image route, for its contract: the headers above are part of it (spec 4.2, 4.3). */
+export function privatePngResponse(description: string) {
+  return {
+    description,
+    headers: {
+      "Cache-Control": { description: "private, no-store", schema: { type: "string" as const } },
+      "X-Content-Type-Options": { description: "nosniff", schema: { type: "string" as const } },
+    },
+    content: { "image/png": { schema: { type: "string" as const, format: "binary" } } },
+  };
+}

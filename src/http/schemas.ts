@@ -27,7 +27,7 @@ export const ProblemSchema = z
       .openapi({
         description:
           "Why a fetch or timeout failed: fetch_deadline (504), body_stalled, connection_failed, upstream_status, too_many_redirects, " +
-          "bad_redirect (fetch_failed); on other codes, a finer reason where one is useful",
+          "invalid_redirect (fetch_failed); on other codes, a finer reason where one is useful",
       }),
     upstream_status: z
       .number()

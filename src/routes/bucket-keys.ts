@@ -131,7 +131,11 @@ const create = defineRoute(
       },
     },
     responses: {
-      201: { description: "Issued", content: { "application/json": { schema: NewBucketKeyDoc } } },
+      201: {
+        description: "Issued",
+        headers: { "Cache-Control": { description: "no-store", schema: { type: "string" } } },
+        content: { "application/json": { schema: NewBucketKeyDoc } },
+      },
       ...problems(...AUTH_PROBLEMS, 402, 409, 415, 501),
     },
   },

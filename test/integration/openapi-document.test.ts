@@ -116,6 +116,16 @@ describe("GET /openapi.json", () => {
     expect(problem.properties.code.enum).not.toContain("request_timeout");
   });
 
+  it("keeps named components as declared: Confirmed is an object, never null; image routes state their headers", () => {
+    expect((doc.components.schemas.Confirmed as { type: unknown }).type).toBe("object");
+    for (const path of ["/sig/checks/{job_id}/items/{index}/image", "/sig/subjects/{subject_reference}/references/{ref_id}/image"]) {
+      expect(Object.keys(doc.paths[path].get.responses["200"].headers ?? {}), path).toEqual(
+        expect.arrayContaining(["Cache-Control", "X-Content-Type-Options"]),
+      );
+    }
+    expect(Object.keys(doc.paths["/sig/bucket-keys"].post.responses["201"].headers ?? {})).toContain("Cache-Control");
+  });
+
   it("documents the DELETE of the reference named unlearn on its own path (spec 4.3)", () => {
     const item = doc.paths["/sig/subjects/{subject_reference}/references/unlearn"];
     expect(Object.keys(item).sort()).toEqual(["delete", "post"]);

@@ -12,7 +12,7 @@ import { defaultSignature, renderResult, storedResultOf } from "../../services/c
 import { inboxExpired } from "../../services/inbox";
 import { services } from "../../http/services";
 import { ImageQuery, ItemParams, JobParams, JobQuery, JobSchema } from "./schemas";
-import { privatePng } from "../../http/private-image";
+import { privatePng, privatePngResponse } from "../../http/private-image";
 import { reviewsRepo } from "../../storage/reviews";
 import { renderReview } from "../../services/learning";
 
@@ -49,7 +49,7 @@ const itemImage = defineRoute(
       "`signature` selects the signature by its index (default: the best match, else the first). 404 when the item has no located signature or its input has expired.",
     request: { params: ItemParams, query: ImageQuery },
     responses: {
-      200: { description: "The crop", content: { "image/png": { schema: z.string().openapi({ format: "binary" }) } } },
+      200: privatePngResponse("The crop"),
       ...problems(400, 401, 403, 404, 421, 429, 503),
     },
   },

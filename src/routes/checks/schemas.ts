@@ -116,7 +116,11 @@ export const JobSchema = z
     results: z
       .array(
         CheckResultSchema.extend({
-          review: ReviewSchema.nullable().openapi({ description: "The reviewer's verdict and what learning made of it; null without one" }),
+          // A union, not ReviewSchema.nullable().openapi(...): that form rewrites the Confirmed component itself
+          // as nullable, and the confirm and reject routes would then seem to answer null.
+          review: z
+            .union([ReviewSchema, z.null()])
+            .openapi({ description: "The reviewer's verdict and what learning made of it; null without one" }),
         }),
       )
       .openapi({ description: "Finished items by item_index" }),

@@ -18,7 +18,7 @@ import { subjectsRepo } from "../../storage/subjects";
 import { recordAudit } from "../../storage/audit";
 import { ReferenceParams, ReferencesByUrl, ReferencesResult, SubjectParams } from "./schemas";
 import type { Context } from "hono";
-import { privatePng } from "../../http/private-image";
+import { privatePng, privatePngResponse } from "../../http/private-image";
 
 const putReferences = defineRoute(
   { permission: "sig:references:write", idempotency: "none" },
@@ -95,7 +95,7 @@ const referenceImage = defineRoute(
     summary: "Grey PNG of the stored reference's first page (at most 512 px on the long side)",
     request: { params: ReferenceParams },
     responses: {
-      200: { description: "The image", content: { "image/png": { schema: z.string().openapi({ format: "binary" }) } } },
+      200: privatePngResponse("The image"),
       ...problems(401, 403, 404, 421, 429, 503),
     },
   },
