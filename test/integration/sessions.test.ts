@@ -130,6 +130,9 @@ describe("a session's streamed check", () => {
       headers: { Accept: "text/event-stream" },
     });
     await expectRefusal(url, 403, "permission_denied", /URL inputs/);
+    // A multipart body may name a {url} input too: as much a URL input, 403 before anything is fetched.
+    const urlInMultipart = checkForm({ items: [{ file: { url: "https://files.example/doc.png" }, subject_reference: "alice" }] }, {});
+    await expectRefusal(await sessionCheck(s.token, urlInMultipart), 403, "permission_denied", /URL inputs/);
     await expectRefusal(await sessionCheck(s.token, oneItem({}, { policy: "default" })), 403, "permission_denied", /policy/);
     await expectRefusal(await sessionCheck(s.token, oneItem({ target: { page: 1 } })), 403, "permission_denied", /target/);
     await expectRefusal(await sessionCheck(s.token, oneItem({ template_id: "form-a" })), 403, "permission_denied", /template_id/);

@@ -52,7 +52,9 @@ const createCheck = defineRoute(
               .object({ request: jsonPart("CheckRequest as JSON") })
               .catchall(z.any())
               .openapi({
-                description: "A JSON part `request` (CheckRequest) and one file part per document, named as the items name them",
+                description:
+                  "A JSON part `request` (CheckRequest) and one file part per uploaded document, named as the items name them. " +
+                  "Items may also name {url} inputs, fetched as in a JSON body (each distinct URL once, from the allowlist, under the shared deadline).",
               }),
             // The JSON part may be a text field or a file part typed JSON (src/http/multipart.ts).
             encoding: { request: { contentType: "application/json, text/plain" } },
@@ -99,7 +101,8 @@ function assertSessionRules(c: Context<AppEnv>, wantsStream: boolean, body: Awai
   if (body.request.job_id !== undefined) throw invalidField("request.job_id", "may not be sent with a session token");
   if (!wantsStream) throw deny("a check that is not streamed (send Accept: text/event-stream)");
   if (body.request.policy !== undefined) throw deny("policy");
-  if (!body.multipart) throw deny("URL inputs");
+  // A multipart body may name {url} inputs too: a session sends its one document as a file part.
+  if (body.items.some((it) => [it.file, ...it.references].some((s) => "url" in s))) throw deny("URL inputs");
   if (body.items.length !== 1) throw invalidField("request.items", "a session token checks exactly one item");
   const item = body.items[0];
   if (item.references.length > 0) throw deny("references");

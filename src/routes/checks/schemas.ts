@@ -8,7 +8,7 @@ import { ReviewSchema } from "./review-schema";
 export const CheckRequestDoc = CheckRequestSchema.openapi("CheckRequest", {
   description:
     "The input of a check. Designed here beyond spec 2.4: at most 100 items; each item names its document as a file part name " +
-    "(multipart) or {url} (JSON bodies carry only URLs); `references` (1 to 20) override the subject's references for that item; " +
+    "(multipart) or {url} (a JSON body carries only URLs; a multipart body may mix both); `references` (1 to 20) override the subject's references for that item; " +
     "`target.page` is 1-based and `target.box` in page pixels; `metadata` at most 16 KB of JSON. Every item needs a " +
     "`subject_reference` or `references`.",
 });
