@@ -58,6 +58,8 @@ describe("queued checks", () => {
     job = await waitForJob(org.apiKey, "batch-1");
     expect(job).toMatchObject({ status: "completed", item_count: 4, completed_items: 4, metadata: { batch: "b-1" } });
     expect(job.results.map((r) => r.item_index)).toEqual([0, 1, 2, 3]);
+    // Items without metadata of their own show the request's.
+    expect(job.results.map((r) => r.metadata)).toEqual(Array(4).fill({ batch: "b-1" }));
     expect(["APPROVE", "AUTO_APPROVE"]).toContain(job.results[0].decision);
     expect(job.results[1].decision).toBe("FAILED");
     expect(job.results[2].decision).toBe("NO_SIGNATURE");

@@ -121,7 +121,11 @@ function applySession(body: Awaited<ReturnType<typeof parseCheckBody>>, session:
   item.reference = session.reference ?? item.reference;
   item.process = session.process ?? item.process;
   if (session.policy) body.request.policy = session.policy;
-  if (session.metadata) body.request.metadata = JSON.parse(session.metadata) as Record<string, unknown>;
+  if (session.metadata) {
+    body.request.metadata = JSON.parse(session.metadata) as Record<string, unknown>;
+    // The item's own metadata would replace the request's on the result.
+    item.metadata = null;
+  }
 }
 
 export function registerCreateCheck(app: App): void {

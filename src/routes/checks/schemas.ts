@@ -61,7 +61,11 @@ export const CheckResultSchema = z
       .record(z.string(), z.unknown())
       .nullable()
       .optional()
-      .openapi({ description: "The item's metadata; present on reading the item" }),
+      .openapi({
+        description:
+          "The item's own metadata, else the CheckRequest's (an item's replaces the request's whole; they are not merged). " +
+          "Present on reading the item (the 200 of a synchronous check, the job's results, ndjson, the stream's decision, webhooks); lists omit it.",
+      }),
     errors: z
       .array(z.object({ code: z.string(), detail: z.string() }))
       .openapi({ description: "Why an item has no decision (free of charge)" }),
