@@ -128,7 +128,8 @@ export function registerListChecks(app: App): void {
     }
 
     if (query.view === "items") {
-      const after = query.cursor ? await decodeCursor<ItemPosition>(configOf(c.env).cursorSecret, ITEMS_CURSOR, query.cursor) : null;
+      const after =
+        query.cursor !== undefined ? await decodeCursor<ItemPosition>(configOf(c.env).cursorSecret, ITEMS_CURSOR, query.cursor) : null;
       const rows = await listItems(db, tenant.org.id, filters, after, limit + 1);
       const page = rows.slice(0, limit);
       const last = page.at(-1);
@@ -148,7 +149,8 @@ export function registerListChecks(app: App): void {
       );
     }
 
-    const after = query.cursor ? await decodeCursor<JobPosition>(configOf(c.env).cursorSecret, JOBS_CURSOR, query.cursor) : null;
+    const after =
+      query.cursor !== undefined ? await decodeCursor<JobPosition>(configOf(c.env).cursorSecret, JOBS_CURSOR, query.cursor) : null;
     const rows = await listJobs(
       db,
       tenant.org.id,

@@ -70,7 +70,7 @@ interface Row {
 /** One page of an organisation's audit log; both routes share the cursor name, as they list the same thing. */
 async function readAuditPage(env: Env, org: Org, limit: number, cursor: string | undefined) {
   const route = `GET /platform/audit ${org.id}`;
-  const after = cursor ? await decodeCursor<Position>(configOf(env).cursorSecret, route, cursor) : null;
+  const after = cursor !== undefined ? await decodeCursor<Position>(configOf(env).cursorSecret, route, cursor) : null;
   const db = regionStore(env, org.region).db;
   const { results } = await (after
     ? db

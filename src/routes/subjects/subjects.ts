@@ -110,9 +110,10 @@ export function registerSubjectRoutes(app: App): void {
   app.openapi(listSubjects, async (c) => {
     const { q, cursor, limit } = c.req.valid("query");
     const tenant = c.get("tenant");
-    const after = cursor
-      ? await decodeCursor<{ c: string; s: string; q: string }>(configOf(c.env).cursorSecret, LIST_CURSOR, cursor)
-      : null;
+    const after =
+      cursor !== undefined
+        ? await decodeCursor<{ c: string; s: string; q: string }>(configOf(c.env).cursorSecret, LIST_CURSOR, cursor)
+        : null;
     if (after && after.q !== (q ?? "")) {
       // A cursor belongs to one query; reusing it with another q would skip or repeat entries.
       throw new ProblemError("invalid_cursor", "cursor: it was issued for another q.", {
