@@ -102,6 +102,8 @@ describe("GET /sig/checks", () => {
       ["?view=items&status=queued", "status"],
       ["?view=summary&limit=5", "limit"],
       ["?q=x", "q"],
+      ["?limit=", "limit"],
+      ["?view=items&limit=0x10", "limit"],
     ]) {
       const problem = await expectProblem(await api(`/sig/checks${q}`, { key: org.apiKey }), 400);
       expect(problem.detail).toContain(field);

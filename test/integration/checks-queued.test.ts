@@ -91,7 +91,18 @@ describe("queued checks", () => {
     ).json()) as JobBody;
     expect(afterCursor.results.map((r) => r.item_index)).toEqual([2]);
 
-    for (const q of ["limit=0", "limit=501", "cursor=abc", "cursor=-1", "cursor=", "decision=MAYBE", "format=xml"]) {
+    for (const q of [
+      "limit=0",
+      "limit=501",
+      "limit=",
+      "limit=1e1",
+      "limit=%2010",
+      "cursor=abc",
+      "cursor=-1",
+      "cursor=",
+      "decision=MAYBE",
+      "format=xml",
+    ]) {
       const res = await api(`/sig/checks/batch-1?${q}`, { key: org.apiKey });
       expect(res.status, q).toBe(400);
     }

@@ -94,6 +94,19 @@ describe("GET /openapi.json", () => {
     }
   });
 
+  it("documents integer query parameters as integers with their bounds", () => {
+    const ints = operations.flatMap(({ method, path, op }) =>
+      (op.parameters ?? [])
+        .filter((p) => p.name === "limit" || p.name === "signature")
+        .map((p) => ({ name: `${method} ${path} ${p.name}`, schema: (p as { schema?: { type?: string; minimum?: number } }).schema })),
+    );
+    expect(ints.length).toBeGreaterThan(5);
+    for (const { name, schema } of ints) {
+      expect(schema?.type, name).toBe("integer");
+      expect(schema?.minimum, name).toBeTypeOf("number");
+    }
+  });
+
   it("documents the policy routes with their permissions and the designed PolicySpec", () => {
     expect(doc.paths["/sig/policies"].get["x-permission"]).toBe("org:read");
     expect(doc.paths["/sig/policies/{name}"].get["x-permission"]).toBe("org:read");

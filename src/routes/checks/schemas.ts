@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { Identifier } from "../../http/schemas";
+import { Identifier, queryInteger } from "../../http/schemas";
 import { CheckRequestSchema } from "../../domain/check-request";
 import { DECISIONS } from "../../domain/policy-defaults";
 import { JOB_STATUSES } from "../../domain/job";
@@ -141,7 +141,7 @@ export const ItemParams = JobParams.extend({
 
 export const JobQuery = z.object({
   cursor: z.string().optional().openapi({ description: "The previous page's next_cursor (the last item_index returned)" }),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
+  limit: queryInteger({ min: 1, max: 500 }).default(100).openapi({ description: "1 to 500, default 100" }),
   format: z.enum(["json", "ndjson"]).default("json"),
   decision: z
     .enum([...DECISIONS, "ERROR"] as unknown as [string, ...string[]])
@@ -150,10 +150,5 @@ export const JobQuery = z.object({
 });
 
 export const ImageQuery = z.object({
-  signature: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .optional()
-    .openapi({ description: "The signature's index; default the best match, else the first" }),
+  signature: queryInteger({ min: 0 }).optional().openapi({ description: "The signature's index; default the best match, else the first" }),
 });

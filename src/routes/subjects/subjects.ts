@@ -14,6 +14,7 @@ import { recentChecksOf } from "../../services/subject-checks";
 import { parseForgeability } from "../../services/forgeability";
 import { revokeSubjectSessions } from "../../services/sessions";
 import { Subject, SubjectList, SubjectParams } from "./schemas";
+import { queryInteger } from "../../http/schemas";
 
 const LIST_CURSOR = "subjects.list";
 
@@ -32,7 +33,7 @@ const listSubjects = defineRoute(
           .optional()
           .openapi({ description: "Prefix of subject_reference (case-sensitive)" }),
         cursor: z.string().optional().openapi({ description: "next_cursor of the previous page" }),
-        limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ description: "1 to 200, default 50" }),
+        limit: queryInteger({ min: 1, max: 200 }).default(50).openapi({ description: "1 to 200, default 50" }),
       }),
     },
     responses: {
