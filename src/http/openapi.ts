@@ -111,6 +111,15 @@ function registerComponents(app: OpenAPIHono<AppEnv>): void {
   });
   reg.registerComponent("headers", "Sunset", { description: "Deprecated version: its sunset date (RFC 8594)", schema: { type: "string" } });
   reg.registerComponent("headers", "RetryAfter", { description: "Seconds to wait before retrying", schema: { type: "integer" } });
+  reg.registerComponent("parameters", "IdempotencyKeyExceptSessions", {
+    name: "Idempotency-Key",
+    in: "header",
+    required: false,
+    description:
+      "Required with an API key or a dashboard token (400 without it); a session token sends none (spec 4.2 rule 6), as its streamed check is never replayed. " +
+      "1 to 255 visible ASCII characters, kept 24 h per tenant. Same key and body: the original response with `Idempotent-Replayed: true`; different body: 409 idempotency_conflict; first request still running: 409 idempotency_in_progress.",
+    schema: { type: "string", pattern: "^[\\x21-\\x7E]{1,255}$" },
+  });
 }
 
 /** The problem statuses the pipeline can give a route, whatever its handler does. */
@@ -145,7 +154,9 @@ function complete(op: Operation, path: string): void {
       ...(creds.includes("session") ? [{ sessionToken: [] }] : []),
     ];
   }
-  if (op["x-idempotency"] === "required") params.push(ref("parameters", "IdempotencyKey"));
+  // Session tokens send no key (the idempotency middleware lets them through): where they are accepted it is required of the others only.
+  if (op["x-idempotency"] === "required")
+    params.push(ref("parameters", op["x-credentials"]?.includes("session") ? "IdempotencyKeyExceptSessions" : "IdempotencyKey"));
   if (permission === "none") op.security ??= [];
 
   const responses = (op.responses ??= {});

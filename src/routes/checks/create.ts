@@ -74,6 +74,14 @@ const createCheck = defineRoute(
         content: { "application/json": { schema: CheckAccepted } },
       },
       ...problems(400, 401, 402, 403, 408, 409, 413, 415, 421, 422, 429, 502, 503, 504),
+      504: {
+        ...problems(504)[504],
+        description:
+          "Timeout: the item ran past its budget (job_id, status_url; the job goes on), or the URL fetches past their deadline (reason fetch_deadline)",
+        headers: {
+          "Retry-After": { description: "With job_id: seconds before reading the job at status_url", schema: { type: "integer" } },
+        },
+      },
     },
   },
 );
