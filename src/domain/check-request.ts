@@ -76,14 +76,16 @@ export const CheckItemInput = z.strictObject({
     .describe("photo, scan, form, signature_image, ..."),
   reference: z.string().min(1).max(128).optional().describe("The caller's check reference (exact filter in lists)"),
   process: z.string().min(1).max(64).optional().describe("The business process (exact filter in lists)"),
-  metadata: Metadata.optional(),
+  metadata: Metadata.optional().describe("This item's metadata, replacing (not merged with) the request's metadata on its result"),
 });
 export type CheckItemInputValue = z.infer<typeof CheckItemInput>;
 
 export const CheckRequestSchema = z.strictObject({
   items: z.array(CheckItemInput).min(1, "must hold at least one item").max(MAX_ITEMS, `must hold at most ${MAX_ITEMS} items`),
   policy: Identifier.optional().describe("Policy name; its latest version applies (default `default`)"),
-  metadata: Metadata.optional(),
+  metadata: Metadata.optional().describe(
+    "Caller's own data, kept on the job and shown on each item's result that has no metadata of its own; never searched, omitted from lists",
+  ),
   job_id: Identifier.optional().describe("The job's id; default the Idempotency-Key"),
 });
 export type CheckRequest = z.infer<typeof CheckRequestSchema>;

@@ -100,7 +100,7 @@ export async function fetchDocument(
           extensions: { reason: "too_many_redirects" },
         });
       }
-      url = new URL(res.headers.get("Location")!, url).toString();
+      url = redirectTarget(res, url, field);
       continue;
     }
     if (!res.ok) {
@@ -116,6 +116,19 @@ export async function fetchDocument(
     } finally {
       clearTimeout(timer);
     }
+  }
+}
+
+/** Where a redirect points; a Location that is not a URL (even relative to the one fetched) is the host's failure. */
+function redirectTarget(res: Response, url: string, field: string): string {
+  const location = res.headers.get("Location")!;
+  try {
+    return new URL(location, url).toString();
+  } catch {
+    const host = hostOf(url);
+    throw new ProblemError("fetch_failed", `${field}: ${host} answered ${res.status} with a Location that is not a valid URL.`, {
+      extensions: { reason: "invalid_redirect", host, upstream_status: res.status },
+    });
   }
 }
 

@@ -65,6 +65,8 @@ export async function encodeCursor(secret: string, route: string, position: unkn
  * route, is a 400 invalid_cursor naming `cursor`.
  */
 export async function decodeCursor<P = unknown>(secret: string, route: string, cursor: string): Promise<P> {
+  // `?cursor=` is not the first page: no route issues an empty cursor (the last page's is null).
+  if (cursor === "") throw invalidCursor("is empty: pass a next_cursor this route returned, or omit cursor for the first page");
   const [payloadPart, macPart, extra] = cursor.split(".");
   const payload = payloadPart !== undefined ? fromBase64Url(payloadPart) : null;
   const mac = macPart !== undefined ? fromBase64Url(macPart) : null;

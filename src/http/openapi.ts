@@ -127,6 +127,15 @@ function registerComponents(app: OpenAPIHono<AppEnv>): void {
     schema: { type: "string", enum: ["true"] },
   });
   reg.registerComponent("headers", "RetryAfter", { description: "Seconds to wait before retrying", schema: { type: "integer" } });
+  reg.registerComponent("parameters", "IdempotencyKeyExceptSessions", {
+    name: "Idempotency-Key",
+    in: "header",
+    required: false,
+    description:
+      "Required with an API key or a dashboard token (400 without it); a session token sends none (spec 4.2 rule 6), as its streamed check is never replayed. " +
+      "1 to 255 visible ASCII characters, kept 24 h per tenant. Same key and body: the original response with `Idempotent-Replayed: true`; different body: 409 idempotency_conflict; first request still running: 409 idempotency_in_progress.",
+    schema: { type: "string", pattern: "^[\\x21-\\x7E]{1,255}$" },
+  });
 }
 
 /** The problem statuses the pipeline can give a route, whatever its handler does. */
@@ -161,7 +170,9 @@ function complete(op: Operation, path: string): void {
       ...(creds.includes("session") ? [{ sessionToken: [] }] : []),
     ];
   }
-  if (op["x-idempotency"] === "required") params.push(ref("parameters", "IdempotencyKey"));
+  // Session tokens send no key (the idempotency middleware lets them through): where they are accepted it is required of the others only.
+  if (op["x-idempotency"] === "required")
+    params.push(ref("parameters", op["x-credentials"]?.includes("session") ? "IdempotencyKeyExceptSessions" : "IdempotencyKey"));
   if (op["x-idempotency"] === "optional") params.push(ref("parameters", "IdempotencyKeyOptional"));
   if (permission === "none") op.security ??= [];
 
@@ -184,7 +195,8 @@ function complete(op: Operation, path: string): void {
       Sunset: ref("headers", "Sunset"),
       Link: ref("headers", "Link"),
       ...(replayable && status.startsWith("2") ? { "Idempotent-Replayed": ref("headers", "IdempotentReplayed") } : {}),
-      ...(status === "429" || status === "503" ? { "Retry-After": ref("headers", "RetryAfter") } : {}),
+      // 409 idempotency_in_progress carries Retry-After: 1 (a key's first request is still running).
+      ...(status === "429" || status === "503" || (status === "409" && replayable) ? { "Retry-After": ref("headers", "RetryAfter") } : {}),
       ...(response.headers ?? {}),
     };
   }

@@ -93,7 +93,7 @@ async function pageOf<T>(
   idOf: (row: T) => string,
 ): Promise<{ rows: T[]; next: string | null }> {
   const cursorRoute = `${route} ${c.get("tenant").org.id}`;
-  const after = cursor ? await decodeCursor<string>(configOf(c.env).cursorSecret, cursorRoute, cursor) : undefined;
+  const after = cursor !== undefined ? await decodeCursor<string>(configOf(c.env).cursorSecret, cursorRoute, cursor) : undefined;
   const results = await load(after);
   const rows = results.slice(0, limit);
   const next = results.length > limit ? await encodeCursor(configOf(c.env).cursorSecret, cursorRoute, idOf(rows[rows.length - 1])) : null;

@@ -1,6 +1,6 @@
 /** The payloads of the webhook endpoint routes (both products) and how rows render into them. */
 import { z } from "@hono/zod-openapi";
-import { Identifier } from "../http/schemas";
+import { Identifier, queryInteger } from "../http/schemas";
 import type { AttemptRow, DeliveryRow, EndpointRow } from "../storage/webhooks";
 
 const IsoTime = z.string().openapi({ format: "date-time" });
@@ -116,7 +116,7 @@ export const UpdateSchema = z
   .strict()
   .openapi("WebhookEndpointUpdate");
 
-export const Limit = z.coerce.number().int().min(1).max(100).default(20).openapi({ description: "1 to 100, default 20" });
+export const Limit = queryInteger({ min: 1, max: 100 }).default(20).openapi({ description: "1 to 100, default 20" });
 export const Cursor = z.string().max(4096).optional().openapi({ description: "The previous page's next_cursor" });
 export const WebhookIdParam = z.object({ webhook_id: Identifier.openapi({ param: { name: "webhook_id", in: "path" } }) });
 export const DeliveryParams = WebhookIdParam.extend({ delivery_id: Identifier.openapi({ param: { name: "delivery_id", in: "path" } }) });

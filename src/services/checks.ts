@@ -275,6 +275,10 @@ export function specOf(item: CheckItemRow): ItemSpec {
   return JSON.parse(item.spec) as ItemSpec;
 }
 
+/**
+ * What an item's result is built from. Its metadata is the item's own, else the request's (the job's):
+ * the item's replaces the request's whole, as a manifest's `defaults` do, never merged member by member.
+ */
 function basicsOf(job: CheckJobRow, item: CheckItemRow, spec: ItemSpec): ItemBasics {
   return {
     jobId: job.jobId,
@@ -284,7 +288,7 @@ function basicsOf(job: CheckJobRow, item: CheckItemRow, spec: ItemSpec): ItemBas
     process: item.process,
     inputType: item.inputType,
     fileName: item.fileName,
-    metadata: spec.metadata,
+    metadata: spec.metadata ?? (job.metadata ? (JSON.parse(job.metadata) as Record<string, unknown>) : null),
     policy: job.policy,
     createdAt: item.createdAt,
   };

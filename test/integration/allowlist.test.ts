@@ -88,6 +88,24 @@ describe("what a fetch names when it is refused or fails", () => {
     }
   });
 
+  it("fails a redirect whose Location is not a URL on both paths (502 fetch_failed invalid_redirect), and one without a Location", async () => {
+    for (const location of ["http://[", "https://exa mple.com/doc.png"]) {
+      const path = uniquePath("bad-location.png");
+      await registerOutside(path, { redirect: location });
+      for (const send of [enrolByUrl, checkByUrl]) {
+        const problem = await expectProblem(await send(outsideUrl(path)), 502, "fetch_failed");
+        expect(problem.reason, location).toBe("invalid_redirect");
+        expect(problem.upstream_status).toBe(302);
+        expect(problem.detail).toContain(`${outsideHost} answered 302 with a Location that is not a valid URL`);
+      }
+    }
+    const path = uniquePath("no-location.png");
+    await registerOutside(path, { status: 302 });
+    const problem = await expectProblem(await checkByUrl(outsideUrl(path)), 502, "fetch_failed");
+    expect(problem.reason).toBe("upstream_status");
+    expect(problem.upstream_status).toBe(302);
+  });
+
   it("names the host of a refused connection on both paths (502 connection_failed)", async () => {
     const url = `${env.TEST_CLOSED_URL}/doc.png`;
     for (const send of [enrolByUrl, checkByUrl]) {

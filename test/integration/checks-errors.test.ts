@@ -136,6 +136,44 @@ describe("URL inputs", () => {
     expect(await outsideRequests(path)).toHaveLength(1);
   });
 
+  it("takes {url} inputs in a multipart body too, beside file parts, fetching each URL once", async () => {
+    const path = uniquePath("mixed.png");
+    await registerOutside(path, { body_base64: toBase64(signaturePng(11, 5)), headers: { "content-type": "image/png" } });
+    const res = await postCheck(
+      org.apiKey,
+      checkForm(
+        {
+          job_id: "url-mp-1",
+          items: [
+            { file: { url: outsideUrl(path) }, subject_reference: "alice" },
+            { file: "d", references: [{ url: outsideUrl(path) }, "r"] },
+          ],
+        },
+        { d: signaturePng(11, 6), r: signaturePng(11, 1) },
+      ),
+    );
+    expect(res.status, await res.clone().text()).toBe(202);
+    const job = await waitForJob(org.apiKey, "url-mp-1");
+    expect(job.results.map((r) => r.file_name)).toEqual(["mixed.png", "d.png"]);
+    expect(job.results.every((r) => r.decision !== null)).toBe(true);
+    expect(await outsideRequests(path)).toHaveLength(1);
+
+    // Refused like a JSON body's URL (400 naming the member), and nothing is stored.
+    const problem = await expectProblem(
+      await postCheck(
+        org.apiKey,
+        checkForm(
+          { job_id: "url-mp-2", items: [{ file: "d", references: [{ url: "https://elsewhere.example/a.png" }] }] },
+          { d: signaturePng(11, 6) },
+        ),
+      ),
+      400,
+      "invalid_request",
+    );
+    expect(problem.errors?.[0]?.field).toBe("request.items[0].references[0].url");
+    expect((await api("/sig/checks/url-mp-2", { key: org.apiKey })).status).toBe(404);
+  });
+
   it("refuses a host outside the allowlist with 400 and stores nothing", async () => {
     const problem = await expectProblem(
       await postCheck(org.apiKey, {

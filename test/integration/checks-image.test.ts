@@ -64,6 +64,11 @@ describe("GET /sig/checks/{job_id}/items/{index}/image", () => {
     await expectProblem(await api("/sig/checks/img-1/items/0/image?signature=99", { key: org.apiKey }), 404, "not_found");
     await expectProblem(await api("/sig/checks/img-1/items/7/image", { key: org.apiKey }), 404, "not_found");
     expect((await api("/sig/checks/img-1/items/0/image?signature=-1", { key: org.apiKey })).status).toBe(400);
+    // An empty or non-decimal index is not signature 0 (nor the default): 400 naming signature.
+    for (const q of ["", "%20", "1e0", "0x0", "0.0"]) {
+      const problem = await expectProblem(await api(`/sig/checks/img-1/items/0/image?signature=${q}`, { key: org.apiKey }), 400);
+      expect(problem.errors?.[0]?.field, q).toBe("query.signature");
+    }
 
     const blank = await postCheck(
       org.apiKey,

@@ -102,6 +102,8 @@ describe("GET /sig/checks", () => {
       ["?view=items&status=queued", "status"],
       ["?view=summary&limit=5", "limit"],
       ["?q=x", "q"],
+      ["?limit=", "limit"],
+      ["?view=items&limit=0x10", "limit"],
     ]) {
       const problem = await expectProblem(await api(`/sig/checks${q}`, { key: org.apiKey }), 400);
       expect(problem.detail).toContain(field);
@@ -109,6 +111,11 @@ describe("GET /sig/checks", () => {
     const jobs = await get<JobList>("?limit=1");
     await expectProblem(await api(`/sig/checks?view=items&cursor=${jobs.next_cursor}`, { key: org.apiKey }), 400, "invalid_cursor");
     await expectProblem(await api("/sig/checks?view=items&cursor=forged", { key: org.apiKey }), 400, "invalid_cursor");
+    // An empty cursor is not the first page: no route issued it.
+    for (const q of ["?cursor=", "?view=jobs&cursor=", "?view=items&cursor="]) {
+      const problem = await expectProblem(await api(`/sig/checks${q}`, { key: org.apiKey }), 400, "invalid_cursor");
+      expect(problem.errors[0].field, q).toBe("cursor");
+    }
   });
 
   it("the subject view links to its items", async () => {

@@ -58,6 +58,8 @@ describe("queued checks", () => {
     job = await waitForJob(org.apiKey, "batch-1");
     expect(job).toMatchObject({ status: "completed", item_count: 4, completed_items: 4, metadata: { batch: "b-1" } });
     expect(job.results.map((r) => r.item_index)).toEqual([0, 1, 2, 3]);
+    // Items without metadata of their own show the request's.
+    expect(job.results.map((r) => r.metadata)).toEqual(Array(4).fill({ batch: "b-1" }));
     expect(["APPROVE", "AUTO_APPROVE"]).toContain(job.results[0].decision);
     expect(job.results[1].decision).toBe("FAILED");
     expect(job.results[2].decision).toBe("NO_SIGNATURE");
@@ -89,7 +91,18 @@ describe("queued checks", () => {
     ).json()) as JobBody;
     expect(afterCursor.results.map((r) => r.item_index)).toEqual([2]);
 
-    for (const q of ["limit=0", "limit=501", "cursor=abc", "cursor=-1", "decision=MAYBE", "format=xml"]) {
+    for (const q of [
+      "limit=0",
+      "limit=501",
+      "limit=",
+      "limit=1e1",
+      "limit=%2010",
+      "cursor=abc",
+      "cursor=-1",
+      "cursor=",
+      "decision=MAYBE",
+      "format=xml",
+    ]) {
       const res = await api(`/sig/checks/batch-1?${q}`, { key: org.apiKey });
       expect(res.status, q).toBe(400);
     }

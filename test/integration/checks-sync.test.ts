@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { api, createOrg, type CreatedOrg } from "../helpers/tenant";
 import { signaturePng } from "../helpers/signatures";
 import { blankPage, darkPhoto, encodeJpeg, encodePng, photoOf, renderForm, makeWriter, signatureBoxes } from "../fixtures/generator";
-import { checkForm, enrolWriter, expectProblem, postCheck, waitForJob, type CheckResultBody } from "../helpers/checks";
+import { checkForm, enrolWriter, expectProblem, postCheck, waitForJob, type CheckResultBody, type JobBody } from "../helpers/checks";
 
 let org: CreatedOrg;
 const WRITER = 11;
@@ -94,6 +94,38 @@ describe("POST /sig/checks, synchronous", () => {
     expect(after.checks - before.checks).toBe(2);
     expect(after.billable_checks - before.billable_checks).toBe(0);
     expect(after.not_charged - before.not_charged).toBe(2);
+  });
+
+  it("shows the request's metadata on an item without its own, wherever the item is read; lists omit it", async () => {
+    const res = await postCheck(
+      org.apiKey,
+      checkForm({ metadata: { a: 1 }, items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(WRITER, 8) }),
+      { idem: "meta-request-1" },
+    );
+    const body = (await res.json()) as CheckResultBody;
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(body.metadata).toEqual({ a: 1 });
+    const job = (await (await api("/sig/checks/meta-request-1", { key: org.apiKey })).json()) as JobBody & { metadata: unknown };
+    expect(job.metadata).toEqual({ a: 1 });
+    expect(job.results[0].metadata).toEqual({ a: 1 });
+    const ndjson = await (await api("/sig/checks/meta-request-1?format=ndjson", { key: org.apiKey })).text();
+    expect(JSON.parse(ndjson.trim()).metadata).toEqual({ a: 1 });
+    const items = (await (await api("/sig/checks?view=items&q=meta-request-1", { key: org.apiKey })).json()) as {
+      items: Record<string, unknown>[];
+    };
+    expect(items.items).toHaveLength(1);
+    expect(items.items[0]).not.toHaveProperty("metadata");
+
+    // An item's own metadata replaces the request's (not merged).
+    const own = await postCheck(
+      org.apiKey,
+      checkForm(
+        { metadata: { a: 1 }, items: [{ file: "d", subject_reference: "alice", metadata: { b: 2 } }] },
+        { d: signaturePng(WRITER, 8) },
+      ),
+    );
+    expect(own.status).toBe(200);
+    expect(((await own.json()) as CheckResultBody).metadata).toEqual({ b: 2 });
   });
 
   it("records the check on the subject view and the subject list", async () => {

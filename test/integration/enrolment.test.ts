@@ -334,6 +334,8 @@ describe("GET /sig/subjects", () => {
     const forged = page1.next_cursor.slice(0, -2) + (page1.next_cursor.endsWith("AA") ? "BB" : "AA");
     await expectProblem(await api(`/sig/subjects?limit=2&cursor=${encodeURIComponent(forged)}`, { key: own.apiKey }), 400);
     await expectProblem(await api(`/sig/subjects?cursor=garbage`, { key: own.apiKey }), 400);
+    const empty = await expectProblem(await api("/sig/subjects?cursor=", { key: own.apiKey }), 400, "invalid_cursor");
+    expect(empty.detail).toMatch(/^cursor: /);
     await expectProblem(await api(`/sig/subjects?q=${"x".repeat(129)}`, { key: own.apiKey }), 400);
   });
 });

@@ -8,6 +8,7 @@ type Op = {
   security?: Record<string, string[]>[];
   responses: Record<string, { content?: Record<string, unknown>; headers?: Record<string, unknown> }>;
   "x-permission"?: string;
+  "x-credentials"?: string[];
   "x-idempotency"?: string;
   requestBody?: unknown;
 };
@@ -87,7 +88,9 @@ describe("GET /openapi.json", () => {
       expect(refs(op), name).toContain("#/components/parameters/ServiceOrg");
       expect(problems, name).toEqual(expect.arrayContaining(["400", "403", "421", "429"]));
       if (op["x-idempotency"] === "required") {
-        expect(refs(op), name).toContain("#/components/parameters/IdempotencyKey");
+        // Session tokens send no key (spec 4.2 rule 6): where they are accepted it is not required of every caller.
+        const key = op["x-credentials"]?.includes("session") ? "IdempotencyKeyExceptSessions" : "IdempotencyKey";
+        expect(refs(op), name).toContain(`#/components/parameters/${key}`);
         expect(problems, name).toContain("409");
       }
       if (op["x-idempotency"] === "optional") {
@@ -141,6 +144,31 @@ describe("GET /openapi.json", () => {
         if (op["x-idempotency"] !== undefined && op["x-idempotency"] !== "none" && status.startsWith("2"))
           expect(headers, `${method} ${path} ${status}`).toContain("Idempotent-Replayed");
       }
+    }
+  });
+
+  it("documents POST /sig/checks's Idempotency-Key as not required of session tokens, and Retry-After on its 503 and 504", () => {
+    const post = doc.paths["/sig/checks"].post;
+    expect(post["x-credentials"]).toContain("session");
+    expect(refs(post)).toContain("#/components/parameters/IdempotencyKeyExceptSessions");
+    expect(refs(post)).not.toContain("#/components/parameters/IdempotencyKey");
+    const param = doc.components.parameters.IdempotencyKeyExceptSessions as { name: string; required: boolean; description: string };
+    expect(param).toMatchObject({ name: "Idempotency-Key", required: false });
+    expect(param.description).toMatch(/session token sends none/);
+    expect((doc.components.parameters.IdempotencyKey as { required: boolean }).required).toBe(true);
+    for (const status of ["503", "504"]) expect(Object.keys(post.responses[status].headers ?? {}), status).toContain("Retry-After");
+  });
+
+  it("documents integer query parameters as integers with their bounds", () => {
+    const ints = operations.flatMap(({ method, path, op }) =>
+      (op.parameters ?? [])
+        .filter((p) => p.name === "limit" || p.name === "signature")
+        .map((p) => ({ name: `${method} ${path} ${p.name}`, schema: (p as { schema?: { type?: string; minimum?: number } }).schema })),
+    );
+    expect(ints.length).toBeGreaterThan(5);
+    for (const { name, schema } of ints) {
+      expect(schema?.type, name).toBe("integer");
+      expect(schema?.minimum, name).toBeTypeOf("number");
     }
   });
 

@@ -221,6 +221,9 @@ describe("audit log", () => {
     expect(forged.status).toBe(400);
     const foreign = await op(`/platform/orgs/${b.orgId}/audit?cursor=${encodeURIComponent(first.next_cursor)}`);
     expect(foreign.status).toBe(400);
+    // An empty cursor is not the first page.
+    expect((await op(`/platform/orgs/${a.orgId}/audit?cursor=`)).status).toBe(400);
+    expect((await api("/platform/audit?cursor=", { key: a.apiKey })).status).toBe(400);
     // The tenant route reads its own organisation's log.
     const mine = (await (await api("/platform/audit", { key: a.apiKey })).json()) as { entries: { action: string }[] };
     expect(mine.entries.map((e) => e.action)).toEqual(["api_key.create", "org.create"]);

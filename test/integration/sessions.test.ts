@@ -98,14 +98,27 @@ describe("POST /sig/sessions", () => {
 
 describe("a session's streamed check", () => {
   it("runs once for the session's subject, under the announced job id, with the session's reference", async () => {
-    const s = await mintSession(org.apiKey, { subject_reference: "alice", reference: "loan-7", input_type: "signature_image" });
-    const res = await sessionCheck(s.token, oneItem());
+    const s = await mintSession(org.apiKey, {
+      subject_reference: "alice",
+      reference: "loan-7",
+      input_type: "signature_image",
+      metadata: { order: 42 },
+    });
+    // The client's own item metadata does not replace what the server recorded.
+    const res = await sessionCheck(s.token, oneItem({ metadata: { order: 1 } }));
     expect(res.status).toBe(200);
     const evs = events(await res.text());
     expect(evs.map((e) => e.event)).toEqual(["received", "quality", "located", "comparing", "decision"]);
     expect(evs[0].data).toEqual({ job_id: s.job_id });
-    const decision = evs[4].data as { subject_reference: string; reference: string; input_type: string; decision: string };
+    const decision = evs[4].data as {
+      subject_reference: string;
+      reference: string;
+      input_type: string;
+      decision: string;
+      metadata: unknown;
+    };
     expect(decision.subject_reference).toBe("alice");
+    expect(decision.metadata).toEqual({ order: 42 });
     expect(decision.reference).toBe("loan-7");
     expect(decision.input_type).toBe("signature_image");
     expect(["AUTO_APPROVE", "APPROVE"]).toContain(decision.decision);
@@ -130,6 +143,9 @@ describe("a session's streamed check", () => {
       headers: { Accept: "text/event-stream" },
     });
     await expectRefusal(url, 403, "permission_denied", /URL inputs/);
+    // A multipart body may name a {url} input too: as much a URL input, 403 before anything is fetched.
+    const urlInMultipart = checkForm({ items: [{ file: { url: "https://files.example/doc.png" }, subject_reference: "alice" }] }, {});
+    await expectRefusal(await sessionCheck(s.token, urlInMultipart), 403, "permission_denied", /URL inputs/);
     await expectRefusal(await sessionCheck(s.token, oneItem({}, { policy: "default" })), 403, "permission_denied", /policy/);
     await expectRefusal(await sessionCheck(s.token, oneItem({ target: { page: 1 } })), 403, "permission_denied", /target/);
     await expectRefusal(await sessionCheck(s.token, oneItem({ template_id: "form-a" })), 403, "permission_denied", /template_id/);

@@ -111,6 +111,12 @@ describe("verification webhook endpoints", () => {
     expect(p2.next_cursor).toBeNull();
     const bad = await api(`${SIG}?cursor=forged`, { key: reader.apiKey });
     expect(bad.status).toBe(400);
+    // An empty cursor is one no route issued, on every paged webhook route.
+    for (const path of [SIG, `${SIG}/${ids[0]}/deliveries`, `${SIG}/${ids[0]}/attempts`, ARCHIVE]) {
+      const empty = await api(`${path}?cursor=`, { key: org.apiKey });
+      expect(empty.status, path).toBe(400);
+      expect(((await empty.json()) as { code: string; errors: { field: string }[] }).errors[0].field).toBe("cursor");
+    }
     const denied = await api(SIG, {
       method: "POST",
       key: reader.apiKey,

@@ -52,7 +52,9 @@ const createCheck = defineRoute(
               .object({ request: jsonPart("CheckRequest as JSON") })
               .catchall(z.any())
               .openapi({
-                description: "A JSON part `request` (CheckRequest) and one file part per document, named as the items name them",
+                description:
+                  "A JSON part `request` (CheckRequest) and one file part per uploaded document, named as the items name them. " +
+                  "Items may also name {url} inputs, fetched as in a JSON body (each distinct URL once, from the allowlist, under the shared deadline).",
               }),
             // The JSON part may be a text field or a file part typed JSON (src/http/multipart.ts).
             encoding: { request: { contentType: "application/json, text/plain" } },
@@ -72,6 +74,14 @@ const createCheck = defineRoute(
         content: { "application/json": { schema: CheckAccepted } },
       },
       ...problems(400, 401, 402, 403, 408, 409, 413, 415, 421, 422, 429, 502, 503, 504),
+      504: {
+        ...problems(504)[504],
+        description:
+          "Timeout: the item ran past its budget (job_id, status_url; the job goes on), or the URL fetches past their deadline (reason fetch_deadline)",
+        headers: {
+          "Retry-After": { description: "With job_id: seconds before reading the job at status_url", schema: { type: "integer" } },
+        },
+      },
     },
   },
 );
@@ -99,7 +109,8 @@ function assertSessionRules(c: Context<AppEnv>, wantsStream: boolean, body: Awai
   if (body.request.job_id !== undefined) throw invalidField("request.job_id", "may not be sent with a session token");
   if (!wantsStream) throw deny("a check that is not streamed (send Accept: text/event-stream)");
   if (body.request.policy !== undefined) throw deny("policy");
-  if (!body.multipart) throw deny("URL inputs");
+  // A multipart body may name {url} inputs too: a session sends its one document as a file part.
+  if (body.items.some((it) => [it.file, ...it.references].some((s) => "url" in s))) throw deny("URL inputs");
   if (body.items.length !== 1) throw invalidField("request.items", "a session token checks exactly one item");
   const item = body.items[0];
   if (item.references.length > 0) throw deny("references");
@@ -118,7 +129,11 @@ function applySession(body: Awaited<ReturnType<typeof parseCheckBody>>, session:
   item.reference = session.reference ?? item.reference;
   item.process = session.process ?? item.process;
   if (session.policy) body.request.policy = session.policy;
-  if (session.metadata) body.request.metadata = JSON.parse(session.metadata) as Record<string, unknown>;
+  if (session.metadata) {
+    body.request.metadata = JSON.parse(session.metadata) as Record<string, unknown>;
+    // The item's own metadata would replace the request's on the result.
+    item.metadata = null;
+  }
 }
 
 export function registerCreateCheck(app: App): void {

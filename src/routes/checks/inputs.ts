@@ -1,7 +1,8 @@
 /**
  * Reading a check request's body into a CheckRequest and its documents: multipart (a JSON part
- * `request` plus file parts named by the items) or JSON (URL inputs only, each distinct URL fetched
- * once under one shared deadline). Every document is inspected before anything is stored.
+ * `request` plus file parts named by the items, and any {url} inputs) or JSON (URL inputs only). Each
+ * distinct URL is fetched once, all of a request's under one shared deadline, whichever body named
+ * it. Every document is inspected before anything is stored.
  */
 import type { Context } from "hono";
 import type { z } from "zod";
@@ -65,12 +66,13 @@ export async function parseCheckBody(c: Context<AppEnv>, validJson: () => unknow
     // One promise per part, taken before the first await: items load concurrently, and a part named by
     // many items and references must still be read (and later decoded) once, not once per name.
     const cache = new Map<string, Promise<PreparedInput>>();
+    const fetchUrl = urlLoader(c);
     return {
       request: parsed.data,
       items: normal.items,
       multipart: true,
-      load: (src) => {
-        if (!("part" in src)) throw new Error("a multipart request holds only part inputs here");
+      load: (src, field) => {
+        if (!("part" in src)) return fetchUrl(src, field);
         let got = cache.get(src.part);
         if (!got) {
           const file = form.get(src.part) as unknown as File;
@@ -92,31 +94,42 @@ export async function parseCheckBody(c: Context<AppEnv>, validJson: () => unknow
     if (!parsed.success) throw zodProblem("body", parsed.error);
     const normal = normaliseRequest(parsed.data, false);
     if ("problem" in normal) throw invalidField(normal.problem.field, normal.problem.message);
-    const policy = urlPolicyOf(c.get("tenant").org, c.env);
-    const { deadlineMs, stallWindowMs } = configOf(c.env).urlFetch;
-    const budget = newFetchBudget({ maxBytes: MAX_DOCUMENT_BYTES, deadlineMs, stallWindowMs });
-    const fetches = new Map<string, Promise<PreparedInput>>();
+    const fetchUrl = urlLoader(c);
     return {
       request: parsed.data,
       items: normal.items,
       multipart: false,
       load: (src, field) => {
         if (!("url" in src)) throw new Error("a JSON request holds only URL inputs");
-        let got = fetches.get(src.url);
-        if (!got) {
-          got = fetchDocument(src.url, field, policy, budget).then((f) => ({
-            bytes: f.bytes,
-            contentType: f.contentType,
-            fileName: defaultFileName(src, null),
-          }));
-          got.catch(() => undefined);
-          fetches.set(src.url, got);
-        }
-        return got;
+        return fetchUrl(src, field);
       },
     };
   }
   throw unsupportedMediaType(["multipart/form-data", "application/json"]);
+}
+
+/**
+ * The URL inputs of one request, in either body: each distinct URL fetched once from the tenant's
+ * allowlist, every fetch under the request's one shared deadline.
+ */
+function urlLoader(c: Context<AppEnv>): (src: { url: string }, field: string) => Promise<PreparedInput> {
+  const policy = urlPolicyOf(c.get("tenant").org, c.env);
+  const { deadlineMs, stallWindowMs } = configOf(c.env).urlFetch;
+  const budget = newFetchBudget({ maxBytes: MAX_DOCUMENT_BYTES, deadlineMs, stallWindowMs });
+  const fetches = new Map<string, Promise<PreparedInput>>();
+  return (src, field) => {
+    let got = fetches.get(src.url);
+    if (!got) {
+      got = fetchDocument(src.url, field, policy, budget).then((f) => ({
+        bytes: f.bytes,
+        contentType: f.contentType,
+        fileName: defaultFileName(src, null),
+      }));
+      got.catch(() => undefined);
+      fetches.set(src.url, got);
+    }
+    return got;
+  };
 }
 
 /**
@@ -130,12 +143,13 @@ export async function prepareItems(
   parsed: ParsedRequest,
   budget = new DecodeBudget(),
 ): Promise<PreparedItem[]> {
-  const fileField = (i: number) => (parsed.multipart ? `request.items[${i}].file` : `items[${i}].file.url`);
-  const refField = (i: number, n: number) =>
-    parsed.multipart ? `request.items[${i}].references[${n}]` : `items[${i}].references[${n}].url`;
-  const loads = parsed.items.map((it) => ({
-    input: parsed.load(it.file, fileField(it.index)),
-    refs: it.references.map((r, n) => parsed.load(r, refField(it.index, n))),
+  // The member that named the input: `.url` for a URL input, and under `request.` in a multipart body.
+  const named = (src: InputSource, at: string) => `${parsed.multipart ? "request." : ""}${at}${"url" in src ? ".url" : ""}`;
+  const fileField = (i: number) => named(parsed.items[i].file, `items[${i}].file`);
+  const refField = (i: number, n: number) => named(parsed.items[i].references[n], `items[${i}].references[${n}]`);
+  const loads = parsed.items.map((it, i) => ({
+    input: parsed.load(it.file, fileField(i)),
+    refs: it.references.map((r, n) => parsed.load(r, refField(i, n))),
   }));
   await Promise.all(loads.flatMap((l) => [l.input, ...l.refs]));
 

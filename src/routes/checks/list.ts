@@ -4,7 +4,7 @@ import { defineRoute, problems } from "../../http/route";
 import { invalidField } from "../../http/problem";
 import { decodeCursor, encodeCursor } from "../../http/cursor";
 import { configOf } from "../../config";
-import { Identifier } from "../../http/schemas";
+import { Identifier, queryInteger } from "../../http/schemas";
 import { DECISIONS } from "../../domain/policy-defaults";
 import { JOB_STATUSES } from "../../domain/job";
 import { listItems, listJobs, summariseItems, type ItemFilters, type ItemPosition, type JobPosition } from "../../storage/check-lists";
@@ -20,7 +20,7 @@ const DateTime = z.iso.datetime({ offset: true });
 const ListQuery = z.object({
   view: z.enum(["jobs", "items", "summary"]).default("jobs"),
   cursor: z.string().max(4096).optional(),
-  limit: z.coerce.number().int().min(LIST_LIMIT.min).max(LIST_LIMIT.max).optional().openapi({ description: "1 to 200, default 50" }),
+  limit: queryInteger(LIST_LIMIT).optional().openapi({ description: "1 to 200, default 50" }),
   since: DateTime.optional().openapi({ description: "On created_at, inclusive" }),
   until: DateTime.optional().openapi({ description: "On created_at, exclusive" }),
   status: z.enum(JOB_STATUSES).optional().openapi({ description: "jobs view only" }),
@@ -128,7 +128,8 @@ export function registerListChecks(app: App): void {
     }
 
     if (query.view === "items") {
-      const after = query.cursor ? await decodeCursor<ItemPosition>(configOf(c.env).cursorSecret, ITEMS_CURSOR, query.cursor) : null;
+      const after =
+        query.cursor !== undefined ? await decodeCursor<ItemPosition>(configOf(c.env).cursorSecret, ITEMS_CURSOR, query.cursor) : null;
       const rows = await listItems(db, tenant.org.id, filters, after, limit + 1);
       const page = rows.slice(0, limit);
       const last = page.at(-1);
@@ -148,7 +149,8 @@ export function registerListChecks(app: App): void {
       );
     }
 
-    const after = query.cursor ? await decodeCursor<JobPosition>(configOf(c.env).cursorSecret, JOBS_CURSOR, query.cursor) : null;
+    const after =
+      query.cursor !== undefined ? await decodeCursor<JobPosition>(configOf(c.env).cursorSecret, JOBS_CURSOR, query.cursor) : null;
     const rows = await listJobs(
       db,
       tenant.org.id,

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { Identifier } from "../../http/schemas";
+import { Identifier, queryInteger } from "../../http/schemas";
 import { CheckRequestSchema } from "../../domain/check-request";
 import { DECISIONS } from "../../domain/policy-defaults";
 import { JOB_STATUSES } from "../../domain/job";
@@ -8,7 +8,7 @@ import { ReviewSchema } from "./review-schema";
 export const CheckRequestDoc = CheckRequestSchema.openapi("CheckRequest", {
   description:
     "The input of a check. Designed here beyond spec 2.4: at most 100 items; each item names its document as a file part name " +
-    "(multipart) or {url} (JSON bodies carry only URLs); `references` (1 to 20) override the subject's references for that item; " +
+    "(multipart) or {url} (a JSON body carries only URLs; a multipart body may mix both); `references` (1 to 20) override the subject's references for that item; " +
     "`target.page` is 1-based and `target.box` in page pixels; `metadata` at most 16 KB of JSON. Every item needs a " +
     "`subject_reference` or `references`.",
 });
@@ -61,7 +61,11 @@ export const CheckResultSchema = z
       .record(z.string(), z.unknown())
       .nullable()
       .optional()
-      .openapi({ description: "The item's metadata; present on reading the item" }),
+      .openapi({
+        description:
+          "The item's own metadata, else the CheckRequest's (an item's replaces the request's whole; they are not merged). " +
+          "Present on reading the item (the 200 of a synchronous check, the job's results, ndjson, the stream's decision, webhooks); lists omit it.",
+      }),
     errors: z
       .array(z.object({ code: z.string(), detail: z.string() }))
       .openapi({ description: "Why an item has no decision (free of charge)" }),
@@ -141,7 +145,7 @@ export const ItemParams = JobParams.extend({
 
 export const JobQuery = z.object({
   cursor: z.string().optional().openapi({ description: "The previous page's next_cursor (the last item_index returned)" }),
-  limit: z.coerce.number().int().min(1).max(500).default(100),
+  limit: queryInteger({ min: 1, max: 500 }).default(100).openapi({ description: "1 to 500, default 100" }),
   format: z.enum(["json", "ndjson"]).default("json"),
   decision: z
     .enum([...DECISIONS, "ERROR"] as unknown as [string, ...string[]])
@@ -150,10 +154,5 @@ export const JobQuery = z.object({
 });
 
 export const ImageQuery = z.object({
-  signature: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .optional()
-    .openapi({ description: "The signature's index; default the best match, else the first" }),
+  signature: queryInteger({ min: 0 }).optional().openapi({ description: "The signature's index; default the best match, else the first" }),
 });

@@ -10,6 +10,7 @@ import { directory } from "../../storage/directory";
 import { regionStore } from "../../storage/regions";
 import { platformRoute } from "./operator";
 import { OrgIdParam } from "./schemas";
+import { queryInteger } from "../../http/schemas";
 
 const AuditEntrySchema = z
   .object({
@@ -26,7 +27,7 @@ const AuditEntrySchema = z
 const AuditPageSchema = z.object({ entries: z.array(AuditEntrySchema), next_cursor: z.string().nullable() }).openapi("AuditLogPage");
 
 const AuditQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ description: "1 to 200, default 50" }),
+  limit: queryInteger({ min: 1, max: 200 }).default(50).openapi({ description: "1 to 200, default 50" }),
   cursor: z.string().max(4096).optional(),
 });
 
@@ -70,7 +71,7 @@ interface Row {
 /** One page of an organisation's audit log; both routes share the cursor name, as they list the same thing. */
 async function readAuditPage(env: Env, org: Org, limit: number, cursor: string | undefined) {
   const route = `GET /platform/audit ${org.id}`;
-  const after = cursor ? await decodeCursor<Position>(configOf(env).cursorSecret, route, cursor) : null;
+  const after = cursor !== undefined ? await decodeCursor<Position>(configOf(env).cursorSecret, route, cursor) : null;
   const db = regionStore(env, org.region).db;
   const { results } = await (after
     ? db

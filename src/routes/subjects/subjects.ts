@@ -15,6 +15,7 @@ import { recentChecksOf } from "../../services/subject-checks";
 import { parseForgeability } from "../../services/forgeability";
 import { revokeSubjectSessions } from "../../services/sessions";
 import { Subject, SubjectList, SubjectParams } from "./schemas";
+import { queryInteger } from "../../http/schemas";
 
 const LIST_CURSOR = "subjects.list";
 
@@ -33,7 +34,7 @@ const listSubjects = defineRoute(
           .optional()
           .openapi({ description: "Prefix of subject_reference (case-sensitive)" }),
         cursor: z.string().optional().openapi({ description: "next_cursor of the previous page" }),
-        limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ description: "1 to 200, default 50" }),
+        limit: queryInteger({ min: 1, max: 200 }).default(50).openapi({ description: "1 to 200, default 50" }),
       }),
     },
     responses: {
@@ -113,9 +114,10 @@ export function registerSubjectRoutes(app: App): void {
   app.openapi(listSubjects, async (c) => {
     const { q, cursor, limit } = c.req.valid("query");
     const tenant = c.get("tenant");
-    const after = cursor
-      ? await decodeCursor<{ c: string; s: string; q: string }>(configOf(c.env).cursorSecret, LIST_CURSOR, cursor)
-      : null;
+    const after =
+      cursor !== undefined
+        ? await decodeCursor<{ c: string; s: string; q: string }>(configOf(c.env).cursorSecret, LIST_CURSOR, cursor)
+        : null;
     if (after && after.q !== (q ?? "")) {
       // A cursor belongs to one query; reusing it with another q would skip or repeat entries.
       throw new ProblemError("invalid_cursor", "cursor: it was issued for another q.", {
