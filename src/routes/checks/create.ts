@@ -90,11 +90,19 @@ function statusUrl(c: Context<AppEnv>, jobId: string): string {
   return `${new URL(c.req.url).origin}/sig/checks/${jobId}`;
 }
 
-function continuing(code: "busy" | "timeout", c: Context<AppEnv>, jobId: string): ProblemError {
+/**
+ * The answer for a job the request could not finish, which goes on through the queue: 504 timeout past the
+ * item's budget, otherwise 503 busy (spec 4.2 rule 4), whose detail says whether no slot freed up or the
+ * inline run failed on our side (the queue then retries it).
+ */
+function continuing(outcome: "busy" | "timeout" | "failed", c: Context<AppEnv>, jobId: string): ProblemError {
+  const code = outcome === "timeout" ? "timeout" : "busy";
   const detail =
-    code === "busy"
+    outcome === "busy"
       ? "No capacity freed up within the item's budget; the job goes on asynchronously."
-      : "The item ran past its budget; the job goes on asynchronously.";
+      : outcome === "failed"
+        ? "The check could not finish in this request; the job goes on asynchronously."
+        : "The item ran past its budget; the job goes on asynchronously.";
   return new ProblemError(code, `${detail} Read it with GET /sig/checks/${jobId}.`, {
     extensions: { job_id: jobId, status_url: statusUrl(c, jobId) },
     headers: { "Retry-After": "5" },
@@ -209,7 +217,7 @@ async function inlineCheck(c: Context<AppEnv>, checkRuns: CheckRuns, jobId: stri
   await checkRuns.handOff(jobId);
   // The job exists and goes on: this answer is a committed outcome, replayed for the same key.
   idempotencyOf(c)?.commitOutcome();
-  throw continuing(outcome.kind === "timeout" ? "timeout" : "busy", c, jobId);
+  throw continuing(outcome.kind, c, jobId);
 }
 
 function streamCheck(c: Context<AppEnv>, checkRuns: CheckRuns, jobId: string) {
@@ -238,7 +246,7 @@ function streamCheck(c: Context<AppEnv>, checkRuns: CheckRuns, jobId: string) {
         }
         if (outcome.kind === "failed") logError("streamed check failed; queued", outcome.error, { job_id: jobId });
         await checkRuns.handOff(jobId);
-        const problem = continuing(outcome.kind === "timeout" ? "timeout" : "busy", c, jobId);
+        const problem = continuing(outcome.kind, c, jobId);
         await stream.writeSSE({ event: "error", data: JSON.stringify(problemDocument(problem, docs, requestId)) });
       } finally {
         clearInterval(keepAlive);
