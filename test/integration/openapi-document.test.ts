@@ -29,6 +29,24 @@ beforeAll(async () => {
   operations = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ method, path, op })));
 });
 
+type Schema = {
+  type?: string | string[];
+  description?: string;
+  $ref?: string;
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  required?: string[];
+  enum?: string[];
+  oneOf?: Schema[];
+  [key: `x-${string}`]: unknown;
+};
+const schema = (name: string) => doc.components.schemas[name] as Schema;
+/** Members without a description (a member that is a reference takes its component's). */
+const undescribed = (s: Schema) =>
+  Object.entries(s.properties ?? {})
+    .filter(([, m]) => !m.description && !m.$ref)
+    .map(([name]) => name);
+
 const refs = (op: Op) => (op.parameters ?? []).map((p) => p.$ref ?? p.name);
 const isProblem = (r: { content?: Record<string, unknown> }) => r.content !== undefined && "application/problem+json" in r.content;
 
@@ -181,5 +199,34 @@ describe("GET /openapi.json", () => {
     expect(doc.components.schemas).toHaveProperty("PolicySpec");
     expect(doc.components.schemas).toHaveProperty("Policy");
     expect(doc.paths["/health"].get["x-permission"]).toBe("none");
+  });
+
+  it("documents the check stream: its framing, and each event's data as a named, described schema (spec 6.1)", () => {
+    const media = doc.paths["/sig/checks"].post.responses["200"].content!["text/event-stream"] as { schema: Schema };
+    expect(media.schema.type).toBe("string");
+    expect(media.schema.description).toMatch(/event: <name>/);
+    expect(media.schema.description).toMatch(/: keep-alive. is sent every 10 s/);
+    const events = media.schema["x-events"] as Record<string, Schema>;
+    expect(Object.keys(events)).toEqual(["received", "quality", "located", "comparing", "decision", "error"]);
+    expect(events.decision.$ref).toBe("#/components/schemas/CheckResult");
+    expect(events.error.$ref).toBe("#/components/schemas/Problem");
+    for (const name of ["CheckStreamReceived", "CheckStreamQuality", "CheckStreamLocated", "CheckStreamComparing"]) {
+      expect(
+        Object.values(events).map((e) => e.$ref),
+        name,
+      ).toContain(`#/components/schemas/${name}`);
+      expect(schema(name).description, name).toBeTruthy();
+      expect(undescribed(schema(name)), name).toEqual([]);
+    }
+    // What create.ts sends (checks-stream.test.ts holds the stream to these members).
+    expect(schema("CheckStreamReceived").required).toEqual(["job_id"]);
+    expect(schema("CheckStreamQuality").required).toEqual(["page", "score", "cue", "figures"]);
+    expect(schema("CheckStreamQuality").properties!.cue.enum).toContain("hold_steady");
+    expect(undescribed(schema("QualityFigures"))).toEqual([]);
+    expect(schema("CheckStreamLocated").properties!.signatures.items!.required).toEqual(["index", "page", "box", "confidence"]);
+    expect(schema("CheckStreamComparing").required).toEqual(["reference_count"]);
+    // One parsed record: a union over the event name.
+    const records = schema("CheckStreamEvent").oneOf!;
+    expect(records.map((r) => r.properties!.event.enum![0])).toEqual(Object.keys(events));
   });
 });
