@@ -38,13 +38,20 @@ type Schema = {
   required?: string[];
   enum?: string[];
   oneOf?: Schema[];
+  allOf?: Schema[];
+  format?: string;
+  pattern?: string;
+  minimum?: number;
+  default?: unknown;
+  additionalProperties?: Schema | boolean;
+  patternProperties?: Record<string, Schema>;
   [key: `x-${string}`]: unknown;
 };
 const schema = (name: string) => doc.components.schemas[name] as Schema;
-/** Members without a description (a member that is a reference takes its component's). */
+/** Members without a description (a member that is a reference takes its component's, or describes itself beside it in allOf). */
 const undescribed = (s: Schema) =>
   Object.entries(s.properties ?? {})
-    .filter(([, m]) => !m.description && !m.$ref)
+    .filter(([, m]) => !m.description && !m.$ref && !m.allOf?.some((part) => part.description))
     .map(([name]) => name);
 
 const refs = (op: Op) => (op.parameters ?? []).map((p) => p.$ref ?? p.name);
@@ -228,5 +235,33 @@ describe("GET /openapi.json", () => {
     // One parsed record: a union over the event name.
     const records = schema("CheckStreamEvent").oneOf!;
     expect(records.map((r) => r.properties!.event.enum![0])).toEqual(Object.keys(events));
+  });
+
+  it("documents that UnlearnRequest takes exactly one of since or checks", () => {
+    const unlearn = schema("UnlearnRequest");
+    expect(Object.keys(unlearn.properties!).sort()).toEqual(["checks", "since"]);
+    // A body matches a branch when it has the members the branch requires; exactly one branch must match.
+    const matches = (body: object) => unlearn.oneOf!.filter((b) => (b.required ?? []).every((m) => m in body)).length;
+    expect(matches({})).not.toBe(1);
+    expect(matches({ since: "2026-01-01T00:00:00Z", checks: ["a/0"] })).not.toBe(1);
+    expect(matches({ since: "2026-01-01T00:00:00Z" })).toBe(1);
+    expect(matches({ checks: ["a/0"] })).toBe(1);
+  });
+
+  it("describes the enrolment and unlearn results, their members and the reasons a reference is rejected", () => {
+    for (const name of ["Unlearned", "ReferencesResult", "ReferencesByUrl", "ReferenceOutcome"]) {
+      expect(schema(name).description, name).toBeTruthy();
+      expect(undescribed(schema(name)), name).toEqual([]);
+    }
+    const removed = schema("Unlearned").properties!.removed.items!;
+    expect(undescribed(removed)).toEqual([]);
+    expect(removed.properties!.learned_at.format).toBe("date-time");
+    expect(undescribed(schema("ReferencesResult").properties!.counts)).toEqual([]);
+    expect(undescribed(schema("ReferencesByUrl").properties!.references.items!)).toEqual([]);
+    const reason = schema("ReferenceOutcome").properties!.reason.description!;
+    expect(reason).not.toContain("...");
+    // The reasons enrolment gives within the request (services/engine-live.ts); unreadable files fail the request.
+    for (const r of ["no_signature", "unreadable"]) expect(reason).toContain(`\`${r}\``);
+    expect(schema("ReferenceRecord").properties!.rejected_reason.description).toContain("processing_failed");
   });
 });
