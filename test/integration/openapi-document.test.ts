@@ -54,6 +54,9 @@ const undescribed = (s: Schema) =>
     .filter(([, m]) => !m.description && !m.$ref && !m.allOf?.some((part) => part.description))
     .map(([name]) => name);
 
+const param = (path: string, name: string) =>
+  (doc.paths[path].get.parameters ?? []).find((p) => p.name === name) as { schema: Schema; description?: string } | undefined;
+
 const refs = (op: Op) => (op.parameters ?? []).map((p) => p.$ref ?? p.name);
 const isProblem = (r: { content?: Record<string, unknown> }) => r.content !== undefined && "application/problem+json" in r.content;
 
@@ -263,5 +266,17 @@ describe("GET /openapi.json", () => {
     // The reasons enrolment gives within the request (services/engine-live.ts); unreadable files fail the request.
     for (const r of ["no_signature", "unreadable"]) expect(reason).toContain(`\`${r}\``);
     expect(schema("ReferenceRecord").properties!.rejected_reason.description).toContain("processing_failed");
+  });
+
+  it("documents the query forms the server accepts: the usage period and the policy version", () => {
+    const period = param("/sig/usage", "period")!.schema;
+    expect(period.default).toBe("current");
+    const pattern = new RegExp(period.pattern!);
+    for (const ok of ["current", "2026-01", "2026-12", "0000-01"]) expect(pattern.test(ok), ok).toBe(true);
+    for (const bad of ["", "now", "2026-1", "2026-13", "2026-00", "26-01", "2026-01-01"]) expect(pattern.test(bad), bad).toBe(false);
+
+    const version = param("/sig/policies/{name}", "version")!.schema;
+    expect(version).toMatchObject({ type: "integer", minimum: 1 });
+    expect(version.pattern).toBeUndefined();
   });
 });
