@@ -279,4 +279,16 @@ describe("GET /openapi.json", () => {
     expect(version).toMatchObject({ type: "integer", minimum: 1 });
     expect(version.pattern).toBeUndefined();
   });
+
+  it("documents each list route's limit default, as the route applies it", () => {
+    // Spec 8: result pages default to 100; the list routes' defaults are designed here, and documented.
+    expect(param("/sig/checks/{job_id}", "limit")!.schema.default).toBe(100);
+    expect(param("/sig/checks", "limit")!.schema.default).toBe(50);
+    for (const { method, path, op } of operations) {
+      const limit = (op.parameters ?? []).find((p) => p.name === "limit") as { schema: Schema } | undefined;
+      if (!limit) continue;
+      expect(limit.schema.default, `${method} ${path}`).toBeTypeOf("number");
+      expect(limit.schema.description, `${method} ${path}`).toContain(`default ${limit.schema.default}`);
+    }
+  });
 });
