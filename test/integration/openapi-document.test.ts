@@ -291,4 +291,21 @@ describe("GET /openapi.json", () => {
       expect(limit.schema.description, `${method} ${path}`).toContain(`default ${limit.schema.default}`);
     }
   });
+
+  it("describes PUT .../references's multipart form: file parts named by ref_id, text fields source.<ref_id>", () => {
+    const body = doc.paths["/sig/subjects/{subject_reference}/references"].put.requestBody as {
+      content: Record<string, { schema: Schema }>;
+    };
+    const form = body.content["multipart/form-data"].schema;
+    expect(form.description).toMatch(/named by its ref_id/);
+    expect(form.additionalProperties).toMatchObject({ type: "string", format: "binary" });
+    const [pattern, source] = Object.entries(form.patternProperties ?? {})[0] ?? [];
+    expect(new RegExp(pattern!).test("source.card-1")).toBe(true);
+    expect(new RegExp(pattern!).test("card-1")).toBe(false);
+    // A text field takes a source; a file part of that name is a reference all the same.
+    const [text, file] = (source as { anyOf: Schema[] }).anyOf;
+    expect(text.enum).toEqual(["signature_card", "confirmed_past", "unverified"]);
+    expect(file).toMatchObject({ type: "string", format: "binary" });
+    expect(body.content["application/json"].schema.$ref).toBe("#/components/schemas/ReferencesByUrl");
+  });
 });
