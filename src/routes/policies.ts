@@ -4,7 +4,7 @@ import type { App } from "../app";
 import { MAX_POLICY_BODY_BYTES, PolicySpecSchema, type Policy } from "../domain/policy";
 import { notFound } from "../http/problem";
 import { AUTH_PROBLEMS, defineRoute, problems } from "../http/route";
-import { Identifier } from "../http/schemas";
+import { Identifier, queryInteger } from "../http/schemas";
 import { mayUseDirectoryCache } from "../http/auth";
 import type { AppEnv } from "../http/context";
 import { getPolicyVersion, latestPoliciesForRead, latestPolicyForRead } from "../storage/policies";
@@ -73,11 +73,13 @@ const get = defineRoute(
     request: {
       params: NameParams,
       query: z.object({
-        version: z
-          .string()
-          .regex(/^[1-9][0-9]{0,8}$/, "must be an integer, 1 or more")
+        version: queryInteger({ min: 1 })
           .optional()
-          .openapi({ param: { name: "version", in: "query" }, example: "1" }),
+          .openapi({
+            param: { name: "version", in: "query" },
+            example: 1,
+            description: "The version to read (1 or more); default the latest",
+          }),
       }),
     },
     responses: {
@@ -126,7 +128,7 @@ export function registerPolicyRoutes(app: App): void {
     const policy =
       version === undefined
         ? await latestPolicyForRead(store, org, name, policyCacheUse(c))
-        : await getPolicyVersion(store.db, org, name, Number(version));
+        : await getPolicyVersion(store.db, org, name, version);
     if (!policy) throw notFound(version === undefined ? "policy" : "policy version");
     return c.json(policyJson(policy), 200);
   });

@@ -40,7 +40,11 @@ const getUsage = defineRoute(
     summary: "Checked items and the estimated charge of a UTC month",
     request: {
       query: z.object({
-        period: z.string().default("current").openapi({ description: "`current` (default) or YYYY-MM (a UTC month, 0000-01 to 9999-11)" }),
+        // The pattern is stated in the document only: parsePeriod answers a malformed period with a 400 naming `period`.
+        period: z.string().default("current").openapi({
+          description: "`current` (default) or YYYY-MM (a UTC month, 0000-01 to 9999-11)",
+          pattern: "^(current|\\d{4}-(0[1-9]|1[0-2]))$",
+        }),
       }),
     },
     responses: {

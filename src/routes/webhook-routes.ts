@@ -23,8 +23,7 @@ import {
   DeliveryListSchema,
   AttemptListSchema,
   DeliveryDetailSchema,
-  CreateSchema,
-  UpdateSchema,
+  ENDPOINT_BODIES,
   Limit,
   Cursor,
   WebhookIdParam,
@@ -140,7 +139,7 @@ export function registerEndpointRoutes(app: App, p: ProductRoutes): void {
         path: p.base,
         tags,
         summary: `Create a ${p.label} webhook endpoint; its signing secret is shown once, in this response`,
-        request: { body: { required: true, content: { "application/json": { schema: CreateSchema } } } },
+        request: { body: { required: true, content: { "application/json": { schema: ENDPOINT_BODIES[p.product].create } } } },
         responses: {
           201: {
             ...json(WithSecret, "The endpoint with its signing secret"),
@@ -182,7 +181,10 @@ export function registerEndpointRoutes(app: App, p: ProductRoutes): void {
         path: `${p.base}/{webhook_id}`,
         tags,
         summary: `Change a ${p.label} endpoint's URL, events, description or enabled state (enabling clears a failing state)`,
-        request: { params: WebhookIdParam, body: { required: true, content: { "application/json": { schema: UpdateSchema } } } },
+        request: {
+          params: WebhookIdParam,
+          body: { required: true, content: { "application/json": { schema: ENDPOINT_BODIES[p.product].update } } },
+        },
         responses: { 200: json(WebhookEndpointSchema, "The endpoint"), ...problems(...AUTH_PROBLEMS, 404, 413, 415) },
       },
     );

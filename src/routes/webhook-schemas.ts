@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { Identifier, queryInteger } from "../http/schemas";
 import type { AttemptRow, DeliveryRow, EndpointRow } from "../storage/webhooks";
+import { subscribableTypes, type WebhookProduct } from "../domain/webhook-events";
 
 const IsoTime = z.string().openapi({ format: "date-time" });
 
@@ -94,27 +95,52 @@ export const DeliveryDetailSchema = WebhookDeliverySchema.extend({
 }).openapi("WebhookDeliveryDetail");
 
 const Url = z.string().min(1).max(2048).openapi({ description: "https on a public host; re-checked at every delivery" });
-const Events = z.array(z.string().min(1).max(64)).min(1).max(32);
 const Description = z.string().max(500);
 
-export const CreateSchema = z
-  .object({
-    url: Url,
-    events: Events,
-    description: Description.optional(),
-    enabled: z.boolean().optional().openapi({ description: "Default true" }),
-  })
-  .strict()
-  .openapi("WebhookEndpointCreate");
-export const UpdateSchema = z
-  .object({
-    url: Url.optional(),
-    events: Events.optional(),
-    description: Description.nullable().optional(),
-    enabled: z.boolean().optional(),
-  })
-  .strict()
-  .openapi("WebhookEndpointUpdate");
+/**
+ * The events an endpoint of `product` may choose. Validated by assertEvents (services/webhooks.ts), whose 400
+ * names the offending entry and lists the choices; the enum is stated in the document only, so that 400 stays
+ * the one answer to an event the product does not offer.
+ */
+function events(product: WebhookProduct) {
+  const allowed = subscribableTypes(product);
+  return z
+    .array(z.string().min(1).max(64).openapi({ enum: allowed }))
+    .min(1)
+    .max(32)
+    .openapi({
+      description:
+        `The events to receive, among the ${product === "archive" ? "archive" : "verification"} product's: ${allowed.join(", ")}. ` +
+        "Any other (an unknown event, or one of the other product's) is a 400 naming it; duplicates are dropped.",
+    });
+}
+
+/** Each product's create and update bodies: the same members, but each product offers its own events. */
+function endpointBodies(product: WebhookProduct) {
+  const prefix = product === "archive" ? "Archive" : "";
+  return {
+    create: z
+      .object({
+        url: Url,
+        events: events(product),
+        description: Description.optional(),
+        enabled: z.boolean().optional().openapi({ description: "Default true" }),
+      })
+      .strict()
+      .openapi(`${prefix}WebhookEndpointCreate`),
+    update: z
+      .object({
+        url: Url.optional(),
+        events: events(product).optional(),
+        description: Description.nullable().optional(),
+        enabled: z.boolean().optional(),
+      })
+      .strict()
+      .openapi(`${prefix}WebhookEndpointUpdate`),
+  };
+}
+
+export const ENDPOINT_BODIES = { sig: endpointBodies("sig"), archive: endpointBodies("archive") };
 
 export const Limit = queryInteger({ min: 1, max: 100 }).default(20).openapi({ description: "1 to 100, default 20" });
 export const Cursor = z.string().max(4096).optional().openapi({ description: "The previous page's next_cursor" });

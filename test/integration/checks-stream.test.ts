@@ -1,4 +1,4 @@
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { api, createOrg, type CreatedOrg } from "../helpers/tenant";
 import { signaturePng } from "../helpers/signatures";
@@ -70,6 +70,20 @@ describe("streamed checks", () => {
     expect(result).toMatchObject({ check_id: "stream-1/0", subject_reference: "alice" });
     expect(["APPROVE", "AUTO_APPROVE"]).toContain(result.decision);
     expect(records.some((r) => r.comment === "keep-alive")).toBe(true);
+
+    // Each event's data has exactly the members the OpenAPI document names for it.
+    const doc = (await (await exports.default.fetch("https://api.countersign.localhost/openapi.json")).json()) as {
+      components: { schemas: Record<string, { required?: string[]; properties?: Record<string, { items?: { required?: string[] } }> }> };
+    };
+    const members = (name: string) => [...(doc.components.schemas[name].required ?? [])].sort();
+    const keys = (o: unknown) => Object.keys(o as object).sort();
+    expect(keys(events[0].data)).toEqual(members("CheckStreamReceived"));
+    expect(keys(events[1].data)).toEqual(members("CheckStreamQuality"));
+    expect(keys((events[1].data as { figures: object }).figures)).toEqual(members("QualityFigures"));
+    expect(keys(events[2].data)).toEqual(members("CheckStreamLocated"));
+    const signature = (events[2].data as { signatures: object[] }).signatures[0];
+    expect(keys(signature)).toEqual([...doc.components.schemas.CheckStreamLocated.properties!.signatures.items!.required!].sort());
+    expect(keys(events[3].data)).toEqual(members("CheckStreamComparing"));
 
     // The streamed outcome is stored like any other.
     const job = await waitForJob(org.apiKey, "stream-1");

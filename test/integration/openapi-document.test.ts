@@ -29,6 +29,34 @@ beforeAll(async () => {
   operations = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ method, path, op })));
 });
 
+type Schema = {
+  type?: string | string[];
+  description?: string;
+  $ref?: string;
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  required?: string[];
+  enum?: string[];
+  oneOf?: Schema[];
+  allOf?: Schema[];
+  format?: string;
+  pattern?: string;
+  minimum?: number;
+  default?: unknown;
+  additionalProperties?: Schema | boolean;
+  patternProperties?: Record<string, Schema>;
+  [key: `x-${string}`]: unknown;
+};
+const schema = (name: string) => doc.components.schemas[name] as Schema;
+/** Members without a description (a member that is a reference takes its component's, or describes itself beside it in allOf). */
+const undescribed = (s: Schema) =>
+  Object.entries(s.properties ?? {})
+    .filter(([, m]) => !m.description && !m.$ref && !m.allOf?.some((part) => part.description))
+    .map(([name]) => name);
+
+const param = (path: string, name: string) =>
+  (doc.paths[path].get.parameters ?? []).find((p) => p.name === name) as { schema: Schema; description?: string } | undefined;
+
 const refs = (op: Op) => (op.parameters ?? []).map((p) => p.$ref ?? p.name);
 const isProblem = (r: { content?: Record<string, unknown> }) => r.content !== undefined && "application/problem+json" in r.content;
 
@@ -181,5 +209,103 @@ describe("GET /openapi.json", () => {
     expect(doc.components.schemas).toHaveProperty("PolicySpec");
     expect(doc.components.schemas).toHaveProperty("Policy");
     expect(doc.paths["/health"].get["x-permission"]).toBe("none");
+  });
+
+  it("documents the check stream: its framing, and each event's data as a named, described schema (spec 6.1)", () => {
+    const media = doc.paths["/sig/checks"].post.responses["200"].content!["text/event-stream"] as { schema: Schema };
+    expect(media.schema.type).toBe("string");
+    expect(media.schema.description).toMatch(/event: <name>/);
+    expect(media.schema.description).toMatch(/: keep-alive. is sent every 10 s/);
+    const events = media.schema["x-events"] as Record<string, Schema>;
+    expect(Object.keys(events)).toEqual(["received", "quality", "located", "comparing", "decision", "error"]);
+    expect(events.decision.$ref).toBe("#/components/schemas/CheckResult");
+    expect(events.error.$ref).toBe("#/components/schemas/Problem");
+    for (const name of ["CheckStreamReceived", "CheckStreamQuality", "CheckStreamLocated", "CheckStreamComparing"]) {
+      expect(
+        Object.values(events).map((e) => e.$ref),
+        name,
+      ).toContain(`#/components/schemas/${name}`);
+      expect(schema(name).description, name).toBeTruthy();
+      expect(undescribed(schema(name)), name).toEqual([]);
+    }
+    // What create.ts sends (checks-stream.test.ts holds the stream to these members).
+    expect(schema("CheckStreamReceived").required).toEqual(["job_id"]);
+    expect(schema("CheckStreamQuality").required).toEqual(["page", "score", "cue", "figures"]);
+    expect(schema("CheckStreamQuality").properties!.cue.enum).toContain("hold_steady");
+    expect(undescribed(schema("QualityFigures"))).toEqual([]);
+    expect(schema("CheckStreamLocated").properties!.signatures.items!.required).toEqual(["index", "page", "box", "confidence"]);
+    expect(schema("CheckStreamComparing").required).toEqual(["reference_count"]);
+    // One parsed record: a union over the event name.
+    const records = schema("CheckStreamEvent").oneOf!;
+    expect(records.map((r) => r.properties!.event.enum![0])).toEqual(Object.keys(events));
+  });
+
+  it("documents that UnlearnRequest takes exactly one of since or checks", () => {
+    const unlearn = schema("UnlearnRequest");
+    expect(Object.keys(unlearn.properties!).sort()).toEqual(["checks", "since"]);
+    // A body matches a branch when it has the members the branch requires; exactly one branch must match.
+    const matches = (body: object) => unlearn.oneOf!.filter((b) => (b.required ?? []).every((m) => m in body)).length;
+    expect(matches({})).not.toBe(1);
+    expect(matches({ since: "2026-01-01T00:00:00Z", checks: ["a/0"] })).not.toBe(1);
+    expect(matches({ since: "2026-01-01T00:00:00Z" })).toBe(1);
+    expect(matches({ checks: ["a/0"] })).toBe(1);
+  });
+
+  it("describes the enrolment and unlearn results, their members and the reasons a reference is rejected", () => {
+    for (const name of ["Unlearned", "ReferencesResult", "ReferencesByUrl", "ReferenceOutcome"]) {
+      expect(schema(name).description, name).toBeTruthy();
+      expect(undescribed(schema(name)), name).toEqual([]);
+    }
+    const removed = schema("Unlearned").properties!.removed.items!;
+    expect(undescribed(removed)).toEqual([]);
+    expect(removed.properties!.learned_at.format).toBe("date-time");
+    expect(undescribed(schema("ReferencesResult").properties!.counts)).toEqual([]);
+    expect(undescribed(schema("ReferencesByUrl").properties!.references.items!)).toEqual([]);
+    const reason = schema("ReferenceOutcome").properties!.reason.description!;
+    expect(reason).not.toContain("...");
+    // The reasons enrolment gives within the request (services/engine-live.ts); unreadable files fail the request.
+    for (const r of ["no_signature", "unreadable"]) expect(reason).toContain(`\`${r}\``);
+    expect(schema("ReferenceRecord").properties!.rejected_reason.description).toContain("processing_failed");
+  });
+
+  it("documents the query forms the server accepts: the usage period and the policy version", () => {
+    const period = param("/sig/usage", "period")!.schema;
+    expect(period.default).toBe("current");
+    const pattern = new RegExp(period.pattern!);
+    for (const ok of ["current", "2026-01", "2026-12", "0000-01"]) expect(pattern.test(ok), ok).toBe(true);
+    for (const bad of ["", "now", "2026-1", "2026-13", "2026-00", "26-01", "2026-01-01"]) expect(pattern.test(bad), bad).toBe(false);
+
+    const version = param("/sig/policies/{name}", "version")!.schema;
+    expect(version).toMatchObject({ type: "integer", minimum: 1 });
+    expect(version.pattern).toBeUndefined();
+  });
+
+  it("documents each list route's limit default, as the route applies it", () => {
+    // Spec 8: result pages default to 100; the list routes' defaults are designed here, and documented.
+    expect(param("/sig/checks/{job_id}", "limit")!.schema.default).toBe(100);
+    expect(param("/sig/checks", "limit")!.schema.default).toBe(50);
+    for (const { method, path, op } of operations) {
+      const limit = (op.parameters ?? []).find((p) => p.name === "limit") as { schema: Schema } | undefined;
+      if (!limit) continue;
+      expect(limit.schema.default, `${method} ${path}`).toBeTypeOf("number");
+      expect(limit.schema.description, `${method} ${path}`).toContain(`default ${limit.schema.default}`);
+    }
+  });
+
+  it("describes PUT .../references's multipart form: file parts named by ref_id, text fields source.<ref_id>", () => {
+    const body = doc.paths["/sig/subjects/{subject_reference}/references"].put.requestBody as {
+      content: Record<string, { schema: Schema }>;
+    };
+    const form = body.content["multipart/form-data"].schema;
+    expect(form.description).toMatch(/named by its ref_id/);
+    expect(form.additionalProperties).toMatchObject({ type: "string", format: "binary" });
+    const [pattern, source] = Object.entries(form.patternProperties ?? {})[0] ?? [];
+    expect(new RegExp(pattern!).test("source.card-1")).toBe(true);
+    expect(new RegExp(pattern!).test("card-1")).toBe(false);
+    // A text field takes a source; a file part of that name is a reference all the same.
+    const [text, file] = (source as { anyOf: Schema[] }).anyOf;
+    expect(text.enum).toEqual(["signature_card", "confirmed_past", "unverified"]);
+    expect(file).toMatchObject({ type: "string", format: "binary" });
+    expect(body.content["application/json"].schema.$ref).toBe("#/components/schemas/ReferencesByUrl");
   });
 });

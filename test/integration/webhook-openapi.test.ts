@@ -1,8 +1,8 @@
 /** The webhook catalogue and routes in the OpenAPI document, and the catalogue as the archive publish contract. */
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { EVENT_KINDS } from "../../src/domain/webhook-events";
-import { createOrg, operator } from "../helpers/tenant";
+import { EVENT_KINDS, subscribableTypes } from "../../src/domain/webhook-events";
+import { api, createOrg, operator } from "../helpers/tenant";
 import { env } from "cloudflare:workers";
 
 type Doc = {
@@ -13,8 +13,10 @@ type Doc = {
       post: { requestBody: { content: { "application/json": { schema: { $ref: string } } } }; parameters?: { name: string; in: string }[] };
     }
   >;
-  components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+  components: { schemas: Record<string, { properties?: Record<string, { description?: string; items?: { enum?: string[] } }> }> };
 };
+
+type Body = { requestBody: { content: { "application/json": { schema: { $ref: string } } } } };
 
 describe("webhooks in the OpenAPI document", () => {
   it("documents every event of the catalogue with its payload and signing headers, and the endpoint routes with their rules", async () => {
@@ -65,5 +67,41 @@ describe("webhooks in the OpenAPI document", () => {
         })
       ).status,
     ).toBe(202);
+  });
+
+  it("documents, per product, the events an endpoint may choose; the server still answers any other with its own 400", async () => {
+    const doc = (await (await exports.default.fetch("https://api.countersign.localhost/openapi.json")).json()) as Doc;
+    const body = (path: string, method: string) => {
+      const name = (doc.paths[path][method] as unknown as Body).requestBody.content["application/json"].schema.$ref.split("/").pop()!;
+      return { name, events: doc.components.schemas[name].properties!.events };
+    };
+    const sigCreate = body("/sig/webhooks", "post");
+    const sigUpdate = body("/sig/webhooks/{webhook_id}", "patch");
+    const archiveCreate = body("/archive/webhooks", "post");
+    expect(archiveCreate.name).not.toBe(sigCreate.name);
+    for (const b of [sigCreate, sigUpdate]) {
+      expect(b.events.items?.enum, b.name).toEqual(subscribableTypes("sig"));
+      expect(b.events.description, b.name).toContain("check.completed");
+    }
+    expect(archiveCreate.events.items?.enum).toEqual(subscribableTypes("archive"));
+    expect(archiveCreate.events.items?.enum).not.toContain("check.completed");
+    expect(subscribableTypes("sig")).not.toContain("webhook.test");
+
+    const { apiKey } = await createOrg();
+    for (const [path, event] of [
+      ["/sig/webhooks", "archive.record.filed"],
+      ["/archive/webhooks", "check.completed"],
+    ]) {
+      const res = await api(path, {
+        method: "POST",
+        key: apiKey,
+        json: { url: "https://hooks.example.com/x", events: [event] },
+        headers: { "Idempotency-Key": `events-${path}` },
+      });
+      expect(res.status, path).toBe(400);
+      const problem = (await res.json()) as { detail: string; errors: { field: string }[] };
+      expect(problem.errors[0].field, path).toBe("body.events.0");
+      expect(problem.detail, path).toMatch(/choose among/);
+    }
   });
 });

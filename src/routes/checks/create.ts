@@ -24,6 +24,7 @@ import { sessionJobId } from "../../domain/session";
 import { templatesRepo } from "../../storage/templates";
 import { parseCheckBody, prepareItems } from "./inputs";
 import { CheckAccepted, CheckRequestDoc, CheckResultSchema } from "./schemas";
+import { CHECK_STREAM_MEDIA, CheckStreamEvent } from "./stream-schemas";
 import { logError } from "../../util/log";
 
 const createCheck = defineRoute(
@@ -66,7 +67,7 @@ const createCheck = defineRoute(
     responses: {
       200: {
         description: "The item was checked within the request (or the event stream)",
-        content: { "application/json": { schema: CheckResultSchema }, "text/event-stream": { schema: z.string() } },
+        content: { "application/json": { schema: CheckResultSchema }, "text/event-stream": CHECK_STREAM_MEDIA },
       },
       202: {
         description: "Queued",
@@ -145,6 +146,8 @@ function applySession(body: Awaited<ReturnType<typeof parseCheckBody>>, session:
 }
 
 export function registerCreateCheck(app: App): void {
+  // The stream's record schemas are named only from its media type's `x-events`, which the generator does not follow.
+  app.openAPIRegistry.register("CheckStreamEvent", CheckStreamEvent);
   app.openapi(createCheck, async (c) => {
     const tenant = c.get("tenant");
     const caller = c.get("caller");

@@ -20,7 +20,9 @@ const DateTime = z.iso.datetime({ offset: true });
 const ListQuery = z.object({
   view: z.enum(["jobs", "items", "summary"]).default("jobs"),
   cursor: z.string().max(4096).optional(),
-  limit: queryInteger(LIST_LIMIT).optional().openapi({ description: "1 to 200, default 50" }),
+  limit: queryInteger(LIST_LIMIT)
+    .default(LIST_LIMIT.default)
+    .openapi({ description: `${LIST_LIMIT.min} to ${LIST_LIMIT.max}, default ${LIST_LIMIT.default} (jobs and items views)` }),
   since: DateTime.optional().openapi({ description: "On created_at, inclusive" }),
   until: DateTime.optional().openapi({ description: "On created_at, exclusive" }),
   status: z.enum(JOB_STATUSES).optional().openapi({ description: "jobs view only" }),
@@ -118,7 +120,7 @@ export function registerListChecks(app: App): void {
       decision: query.decision,
       q: query.q,
     };
-    const limit = query.limit ?? LIST_LIMIT.default;
+    const limit = query.limit;
 
     if (query.view === "summary") {
       const { decisions, processes } = await summariseItems(db, tenant.org.id, filters);

@@ -8,6 +8,7 @@ import {
   DEFAULT_REFERENCE_SOURCE,
   MAX_REFERENCE_BYTES,
   MAX_REFERENCE_FILES,
+  REFERENCE_SOURCES,
   isReferenceSource,
   refIdProblem,
   type ReferenceSource,
@@ -19,6 +20,38 @@ import { recordAudit } from "../../storage/audit";
 import { ReferenceParams, ReferencesByUrl, ReferencesResult, SubjectParams } from "./schemas";
 import type { Context } from "hono";
 import { privatePng, privatePngResponse } from "../../http/private-image";
+
+/**
+ * The multipart form of PUT .../references in the document. patternProperties is JSON Schema (OpenAPI 3.1),
+ * which the generator's metadata type, shared with 3.0, leaves out; the generator copies it as given.
+ */
+const REFERENCE_FORM_DOC = {
+  description:
+    `One file part per reference, named by its ref_id (1 to 128 of [A-Za-z0-9._-], not starting with '.' or 'learned-'): ` +
+    `PNG, JPEG, TIFF or PDF; 1 to ${MAX_REFERENCE_FILES} files, ${MAX_REFERENCE_BYTES / 1024 / 1024} MB in total (else 413). ` +
+    `Each may come with a text field \`source.<ref_id>\`: ${REFERENCE_SOURCES.join(", ")} (default ${DEFAULT_REFERENCE_SOURCE}). ` +
+    "A file part is a reference whatever its name (a file part `source.x` is the reference `source.x`); a text field must be " +
+    "the source of a file part of the request, else 400 naming it.",
+  minProperties: 1,
+  patternProperties: {
+    "^source\\.": {
+      anyOf: [
+        {
+          title: "Source field",
+          type: "string",
+          enum: [...REFERENCE_SOURCES],
+          description: "A text field: the source of the reference named after `source.`",
+        },
+        { title: "Reference file", type: "string", format: "binary", description: "A file part: the reference of that ref_id" },
+      ],
+    },
+  },
+  additionalProperties: {
+    type: "string",
+    format: "binary",
+    description: "A file part: the reference named by the part's name (its ref_id)",
+  },
+} as Record<string, unknown> as { description: string };
 
 const putReferences = defineRoute(
   { permission: "sig:references:write", idempotency: "none" },
@@ -39,10 +72,8 @@ const putReferences = defineRoute(
         required: false,
         content: {
           "multipart/form-data": {
-            schema: z.object({}).catchall(z.any()).openapi({
-              description:
-                "File parts named by ref_id (whatever the name: a file part `source.x` is the reference `source.x`); text fields source.<ref_id>",
-            }),
+            // Parts are named by the caller's ref_ids, so the form is a map: uploadsFromMultipart validates it.
+            schema: z.object({}).catchall(z.any()).openapi(REFERENCE_FORM_DOC),
           },
           "application/json": { schema: ReferencesByUrl },
         },

@@ -53,8 +53,16 @@ export const ReferenceRecord = z
     status: z.enum(["queued", "enrolled", "rejected"]).openapi({
       description: "queued: waiting for the enrolment queue; enrolled: live; rejected: not usable (see rejected_reason)",
     }),
-    rejected_reason: z.string().nullable(),
-    rejected_detail: z.string().nullable(),
+    rejected_reason: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "rejected: `no_signature` or `unreadable` (as in ReferenceOutcome); for a queued reference also `unsupported_format`, `corrupt_file`, " +
+          "`too_large`, `too_many_pixels`, `too_many_pages`, `no_raster_content` or `processing_failed` (the queue gave up after its retries); " +
+          "`upgrade_failed`: a live reference whose features could not be extracted again for a new engine version (docs/feature-upgrades.md)",
+      }),
+    rejected_detail: z.string().nullable().openapi({ description: "rejected: what was wrong, in words" }),
     outlier: z.boolean().openapi({ description: "Flagged by the reference model as unlike the others" }),
     provenance: z.object({
       method: z.enum(["upload", "url", "learned"]),
@@ -147,30 +155,52 @@ export const Subject = z
 
 export const ReferenceOutcomeSchema = z
   .object({
-    ref_id: z.string(),
-    status: z.enum(["enrolled", "rejected", "queued"]),
-    source: z.enum(REFERENCE_SOURCES),
+    ref_id: z.string().openapi({ description: "The reference, as the request named it" }),
+    status: z.enum(["enrolled", "rejected", "queued"]).openapi({
+      description:
+        "enrolled: live now; rejected: not usable (a live reference of that ref_id stays as it was); " +
+        "queued: left to the enrolment queue (see the subject's references for the outcome)",
+    }),
+    source: z.enum(REFERENCE_SOURCES).openapi({ description: "As sent, default unverified" }),
     replaced: z.boolean().optional().openapi({ description: "enrolled: an earlier reference with this ref_id was replaced" }),
-    quality: z.number().nullable().optional(),
-    page: z.number().int().optional(),
-    box: BoxSchema.optional(),
-    reason: z.string().optional().openapi({ description: "rejected: no_signature, unreadable, ..." }),
-    detail: z.string().optional(),
+    quality: z.number().nullable().optional().openapi({ description: "enrolled: quality score in [0, 1] of the signature found" }),
+    page: z.number().int().optional().openapi({ description: "enrolled: the 1-based page the signature was taken from (the first)" }),
+    box: BoxSchema.optional().openapi({ description: "enrolled: the signature's box on that page, in page pixels" }),
+    reason: z
+      .string()
+      .optional()
+      .openapi({
+        description:
+          "rejected: `no_signature` (no signature found, or the one found holds no ink) or `unreadable` (the page or the signature " +
+          "is below the quality floor). A file that cannot be read at all (not PNG, JPEG, TIFF or PDF, corrupt, too large) " +
+          "fails the whole request instead (415, 413 or 422), and nothing is stored.",
+      }),
+    detail: z.string().optional().openapi({ description: "rejected: what was wrong, in words" }),
   })
-  .openapi("ReferenceOutcome");
+  .openapi("ReferenceOutcome", { description: "What became of one reference of the request." });
 
 export const ReferencesResult = z
   .object({
-    subject_reference: z.string(),
-    references: z.array(ReferenceOutcomeSchema),
-    counts: z.object({ enrolled: z.number().int(), rejected: z.number().int(), queued: z.number().int() }),
+    subject_reference: z.string().openapi({ description: "The subject, created by this request if it was new" }),
+    references: z.array(ReferenceOutcomeSchema).openapi({ description: "One outcome per reference, in request order" }),
+    counts: z
+      .object({
+        enrolled: z.number().int().openapi({ description: "References enrolled within the request" }),
+        rejected: z.number().int().openapi({ description: "References rejected within the request" }),
+        queued: z.number().int().openapi({ description: "References left to the enrolment queue (those past the first 3)" }),
+      })
+      .openapi({ description: "The outcomes counted by status" }),
     forgeability: ForgeabilitySchema.nullable().openapi({
       description:
         "The subject's forgeability from its live references after this request (queued ones count once enrolled); null as in Subject",
     }),
-    subject_url: z.string(),
+    subject_url: z.string().openapi({ format: "uri", description: "The subject (GET /sig/subjects/{subject_reference})" }),
   })
-  .openapi("ReferencesResult");
+  .openapi("ReferencesResult", {
+    description:
+      "The outcome of enrolling references: 200 when each was handled within the request, 202 when some were queued. " +
+      "Rejected references are not an error of the request.",
+  });
 
 export const ReferencesByUrl = z
   .object({
@@ -178,14 +208,23 @@ export const ReferencesByUrl = z
       .array(
         z
           .object({
-            ref_id: z.string().openapi({ description: "Identifier of the reference (not starting with '.' or 'learned-')" }),
+            ref_id: z.string().openapi({
+              description:
+                "Identifier of the reference: 1 to 128 of [A-Za-z0-9._-], not starting with '.' or 'learned-'. An upload replaces the reference of that ref_id",
+            }),
             url: z.string().url().openapi({ description: "https URL on the organisation's allowlisted hosts or buckets" }),
-            source: z.enum(REFERENCE_SOURCES).default("unverified"),
+            source: z.enum(REFERENCE_SOURCES).default("unverified").openapi({ description: "Where the signature comes from (spec 2.5)" }),
           })
           .strict(),
       )
       .min(1)
-      .max(20),
+      .max(20)
+      .openapi({
+        description:
+          "1 to 20 references, each ref_id once. The URLs are fetched under one shared 60 s deadline, at most 20 MB in total, before anything is enrolled",
+      }),
   })
   .strict()
-  .openapi("ReferencesByUrl");
+  .openapi("ReferencesByUrl", {
+    description: "Enrol references by URL (the JSON body of PUT .../references): the multipart form's files, fetched by the service.",
+  });

@@ -32,22 +32,42 @@ export const UnlearnRequest = z
   })
   .refine((b) => (b.since === undefined) !== (b.checks === undefined), { message: "give exactly one of since or checks", path: ["since"] })
   .openapi("UnlearnRequest", {
-    description: "Selects learned references by check time (`since`) or by source check (`checks`): exactly one.",
+    description:
+      "Selects learned references by check time (`since`) or by source check (`checks`): exactly one. " +
+      "Neither or both is a 400 naming `since`.",
+    // The refine above, which the generator cannot express: each branch requires its own member, and oneOf
+    // refuses a body that matches both (or neither).
+    oneOf: [
+      { title: "By check time", required: ["since"] },
+      { title: "By source check", required: ["checks"] },
+    ],
   });
 
 export const Unlearned = z
   .object({
-    subject_reference: z.string(),
-    removed: z.array(z.object({ ref_id: z.string(), learned_from: z.string().nullable(), learned_at: z.string().nullable() })),
+    subject_reference: z.string().openapi({ description: "The subject, as in the path" }),
+    removed: z
+      .array(
+        z.object({
+          ref_id: z.string().openapi({ description: "The learned reference removed (`learned-...`); its file is deleted" }),
+          learned_from: z.string().nullable().openapi({ description: "The check (`job_id/index`) it was learned from" }),
+          learned_at: z.string().nullable().openapi({ format: "date-time", description: "When it was learned (enrolled)" }),
+        }),
+      )
+      .openapi({ description: "The learned references removed, possibly none" }),
     blocked_checks: z
       .array(z.string())
       .openapi({ description: "Source checks of the removed references (and the named checks), blocked from being learned again" }),
-    blocked_since: z
-      .string()
-      .nullable()
-      .openapi({ description: "With `since`: every check of the subject made since then and recorded before this call is blocked too" }),
+    blocked_since: z.string().nullable().openapi({
+      format: "date-time",
+      description:
+        "With `since`: that time, as sent; every check of the subject made since then and recorded before this call is blocked too. Null with `checks`",
+    }),
   })
-  .openapi("Unlearned");
+  .openapi("Unlearned", {
+    description:
+      "What an unlearn removed and blocked. The subject's model is rebuilt without the removed references; 200 also when none was removed.",
+  });
 
 const unlearnRoute = defineRoute(
   { permission: "sig:references:delete" },
