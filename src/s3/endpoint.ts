@@ -236,20 +236,63 @@ export function parseCompleteParts(body: string): R2UploadedPart[] {
   return parts;
 }
 
+/** What a Range header asks of an object of `size` bytes, decided as S3 does (RFC 9110 section 14). */
+type RangeAsk = { kind: "whole" } | { kind: "part"; offset: number; length: number } | { kind: "unsatisfiable" };
+
+/**
+ * S3 ignores a Range it cannot parse (other units, `bytes=5-2`, several ranges) and sends the whole
+ * object; a range starting at or past the end (or `bytes=-0`) is 416 InvalidRange; an end past the
+ * object is clamped to its last byte. R2 throws on an inverted range or a start past the end (which
+ * surfaced as 500 InternalError), so the range is settled here, with the object's size in hand.
+ */
+function rangeAsk(header: string, size: number): RangeAsk {
+  const m = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header);
+  if (!m || (m[1] === "" && m[2] === "")) return { kind: "whole" };
+  if (m[1] === "") {
+    const suffix = Number(m[2]);
+    if (suffix === 0) return { kind: "unsatisfiable" };
+    // An empty object has no last bytes to send: the whole (empty) object is the answer.
+    if (size === 0) return { kind: "whole" };
+    const length = Math.min(suffix, size);
+    return { kind: "part", offset: size - length, length };
+  }
+  const first = Number(m[1]);
+  const last = m[2] === "" ? Number.POSITIVE_INFINITY : Number(m[2]);
+  if (last < first) return { kind: "whole" };
+  if (first >= size) return { kind: "unsatisfiable" };
+  return { kind: "part", offset: first, length: Math.min(last, size - 1) - first + 1 };
+}
+
+function invalidRange(header: string, size: number): S3Error {
+  return new S3Error(
+    "InvalidRange",
+    `The requested range is not satisfiable: ${header} starts at or past the end of the object (${size} bytes).`,
+    { "Content-Range": `bytes */${size}` },
+    { RangeRequested: header, ActualObjectSize: String(size) },
+  );
+}
+
 async function getObject(files: R2Bucket, req: Request, key: string, head: boolean): Promise<Response> {
   const rangeHeader = req.headers.get("range");
-  let range: R2Range | undefined;
+  let part: { offset: number; length: number } | undefined;
   if (rangeHeader && !head) {
-    const m = /^bytes=(\d*)-(\d*)$/.exec(rangeHeader.trim());
-    if (!m || (m[1] === "" && m[2] === "")) throw new S3Error("InvalidRange", "The requested range is not satisfiable.");
-    range =
-      m[1] === ""
-        ? { suffix: Number(m[2]) }
-        : m[2] === ""
-          ? { offset: Number(m[1]) }
-          : { offset: Number(m[1]), length: Number(m[2]) - Number(m[1]) + 1 };
+    const meta = await files.head(key);
+    if (!meta) throw new S3Error("NoSuchKey", "The specified key does not exist.");
+    const ask = rangeAsk(rangeHeader, meta.size);
+    if (ask.kind === "unsatisfiable") throw invalidRange(rangeHeader, meta.size);
+    if (ask.kind === "part") part = { offset: ask.offset, length: ask.length };
   }
-  const obj = head ? await files.head(key) : await files.get(key, range ? { range } : undefined);
+  let obj: R2Object | R2ObjectBody | null;
+  try {
+    obj = head ? await files.head(key) : await files.get(key, part ? { range: part } : undefined);
+  } catch (err) {
+    // The object shrank between the size check and the read: R2 refuses the range (error 10039).
+    if (part && rangeHeader && (err instanceof RangeError || /10039|range/i.test(String((err as Error)?.message ?? err)))) {
+      const now = await files.head(key);
+      throw invalidRange(rangeHeader, now?.size ?? 0);
+    }
+    throw err;
+  }
   if (!obj) throw new S3Error("NoSuchKey", "The specified key does not exist.");
   const headers: Record<string, string> = {
     ETag: quoted(obj.etag),
@@ -259,19 +302,11 @@ async function getObject(files: R2Bucket, req: Request, key: string, head: boole
   };
   if (head || !("body" in obj)) return new Response(null, { status: 200, headers: { ...headers, "Content-Length": String(obj.size) } });
   const body = (obj as R2ObjectBody).body;
-  if (range && obj.range && "offset" in obj.range) {
-    const offset = obj.range.offset ?? 0;
-    const length = obj.range.length ?? obj.size - offset;
+  if (part) {
+    const { offset, length } = part;
     return new Response(body, {
       status: 206,
       headers: { ...headers, "Content-Range": `bytes ${offset}-${offset + length - 1}/${obj.size}`, "Content-Length": String(length) },
-    });
-  }
-  if (range && obj.range && "suffix" in obj.range) {
-    const length = Math.min(obj.range.suffix, obj.size);
-    return new Response(body, {
-      status: 206,
-      headers: { ...headers, "Content-Range": `bytes ${obj.size - length}-${obj.size - 1}/${obj.size}`, "Content-Length": String(length) },
     });
   }
   return new Response(body, { status: 200, headers: { ...headers, "Content-Length": String(obj.size) } });

@@ -34,6 +34,8 @@ export class S3Error extends Error {
     readonly code: string,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** Further elements of the error document, as S3 adds for some codes (InvalidRange's ActualObjectSize). */
+    readonly fields: Record<string, string> = {},
   ) {
     super(message);
     this.name = "S3Error";
@@ -48,6 +50,9 @@ export function xmlEscape(s: string): string {
 export function errorResponse(err: S3Error, resource: string, requestId: string, head = false): Response {
   const body =
     `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${err.code}</Code><Message>${xmlEscape(err.message)}</Message>` +
+    Object.entries(err.fields)
+      .map(([k, v]) => `<${k}>${xmlEscape(v)}</${k}>`)
+      .join("") +
     `<Resource>${xmlEscape(resource)}</Resource><RequestId>${requestId}</RequestId></Error>`;
   return new Response(head ? null : body, {
     status: err.status,

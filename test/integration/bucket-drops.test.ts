@@ -315,6 +315,48 @@ describe("bucket drops through the S3 endpoint", () => {
     });
   });
 
+  it("reads ranges as S3 does: clamps an end past the object, 416 InvalidRange past its end, the whole object for a range it ignores", async () => {
+    const objectKey = `${key.prefix}batches/ranges/thirty.bin`;
+    const bytes = Uint8Array.from({ length: 30 }, (_, i) => i);
+    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: objectKey, Body: bytes }));
+    const get = (Range: string) => s3.send(new GetObjectCommand({ Bucket: key.bucket, Key: objectKey, Range }));
+
+    const exact = await get("bytes=2-4");
+    expect(exact.$metadata.httpStatusCode).toBe(206);
+    expect(exact.ContentRange).toBe("bytes 2-4/30");
+    expect([...(await exact.Body!.transformToByteArray())]).toEqual([2, 3, 4]);
+
+    for (const [Range, from] of [
+      ["bytes=20-40", 20],
+      ["bytes=25-", 25],
+      ["bytes=-50", 0],
+    ] as const) {
+      const got = await get(Range);
+      expect(got.$metadata.httpStatusCode, Range).toBe(206);
+      expect(got.ContentRange, Range).toBe(`bytes ${from}-29/30`);
+      expect(got.ContentLength, Range).toBe(30 - from);
+      expect([...(await got.Body!.transformToByteArray())], Range).toEqual([...bytes.slice(from)]);
+    }
+
+    for (const Range of ["bytes=30-", "bytes=100-200", "bytes=-0"]) {
+      const err = (await get(Range).then(
+        () => null,
+        (e) => e,
+      )) as { name: string; message: string; ActualObjectSize?: string; $metadata: { httpStatusCode?: number } } | null;
+      expect(err, Range).not.toBeNull();
+      expect({ name: err!.name, status: err!.$metadata.httpStatusCode }, Range).toEqual({ name: "InvalidRange", status: 416 });
+      expect(err!.message, Range).toMatch(/30 bytes/);
+      expect(err!.ActualObjectSize, Range).toBe("30");
+    }
+
+    for (const Range of ["bytes=5-2", "bytes=0-1,3-4", "items=0-1", "bytes=x-"]) {
+      const got = await get(Range);
+      expect(got.$metadata.httpStatusCode, Range).toBe(200);
+      expect(got.ContentRange, Range).toBeUndefined();
+      expect([...(await got.Body!.transformToByteArray())], Range).toEqual([...bytes]);
+    }
+  });
+
   it("answers S3 XML errors to unsigned requests", async () => {
     const res = await worker.fetch(
       new Request(`https://api.countersign.localhost/s3/${key.bucket}/${key.prefix}x`),
