@@ -163,7 +163,8 @@ const remove = defineRoute(
     path: "/sig/templates/{template_id}",
     tags: ["templates"],
     summary: "Delete a template and its files",
-    description: "Audited as template.delete. Queued check items that name it end with the item error template_not_found.",
+    description:
+      "Audited as template.delete. Queued check items that name it end with the item error template_not_found, also once a template is created again under the id: an item runs only with the template it was submitted with.",
     request: { params: IdParams },
     responses: { 204: { description: "Deleted" }, ...problems(...AUTH_PROBLEMS, 404) },
   },

@@ -17,6 +17,7 @@ import { isVerifyError } from "../verify/types";
 import { checksRepo, type ItemOutcome } from "../storage/checks";
 import type { CheckItemRow, CheckJobRow } from "../storage/schema/checks";
 import { subjectsRepo } from "../storage/subjects";
+import { templatesRepo } from "../storage/templates";
 import { rebuildModel } from "./enrolment";
 import { staleReferences } from "./feature-upgrade";
 import type { CheckEngine, CheckProgress, VerificationEngine } from "./engine";
@@ -66,6 +67,13 @@ export interface PreparedItem {
 export interface ItemSpec extends NormalisedItem {
   referenceKeys: string[];
   referenceLabels: string[];
+  /**
+   * The model key of the template the item named, as it was when the item was submitted (null: it was
+   * gone by then). Each creation of a template stores its model under a key of its own, so a template
+   * deleted and created again under the same id has another: the item must not run with its boxes.
+   * Absent on items that name no template and on items stored before it was recorded.
+   */
+  templateVersion?: string | null;
 }
 
 /** Thrown from a stage boundary when the item's inline budget has run out; the queue finishes it. */
@@ -111,11 +119,20 @@ export async function createJob(
     files.push({ key, bytes: doc.bytes, contentType: doc.contentType ?? "application/octet-stream" });
     return key;
   };
+  const templateVersions = new Map<string, string | null>();
+  for (const id of new Set(args.items.map((p) => p.item.templateId).filter((t): t is string => !!t))) {
+    templateVersions.set(id, (await templatesRepo(ctx.store.db).get(orgId, id))?.modelKey ?? null);
+  }
   const itemRows: CheckItemRow[] = args.items.map((p) => {
     const key = store(p.input, inputKey(orgId, args.jobId, p.item.index));
     const referenceKeys = p.references.map((r, n) => store(r, itemReferenceKey(orgId, args.jobId, p.item.index, n)));
     const referenceLabels = p.item.references.map((s, n) => ("part" in s ? s.part : `references[${n}]`));
-    const spec: ItemSpec = { ...p.item, referenceKeys, referenceLabels };
+    const spec: ItemSpec = {
+      ...p.item,
+      referenceKeys,
+      referenceLabels,
+      ...(p.item.templateId ? { templateVersion: templateVersions.get(p.item.templateId) ?? null } : {}),
+    };
     return {
       orgId,
       jobId: args.jobId,
@@ -472,11 +489,14 @@ export async function evaluate(ctx: CheckContext, job: CheckJobRow, item: CheckI
       item.pageCount,
     );
   }
-  const template = spec.templateId ? await loadTemplate(ctx.store, ctx.org.id, spec.templateId) : null;
+  const template = spec.templateId ? await loadTemplate(ctx.store, ctx.org.id, spec.templateId, spec.templateVersion) : null;
   if (spec.templateId && !template) {
     return errorResult(
       basics,
-      { code: "template_not_found", detail: `The template ${spec.templateId} was deleted before the item was checked.` },
+      {
+        code: "template_not_found",
+        detail: `The template ${spec.templateId} was deleted, or replaced, after the check was submitted; submit it again.`,
+      },
       item.pageCount,
     );
   }

@@ -212,10 +212,19 @@ export async function deleteTemplate(
   return removed;
 }
 
-/** The stored registration models of a template, for a check; null when the template is gone. */
-export async function loadTemplate(store: RegionStore, orgId: string, templateId: string): Promise<LoadedTemplate | null> {
+/**
+ * The stored registration models of a template, for a check; null when the template is gone, or when
+ * `version` (the model key recorded when the item was submitted) names another creation of it.
+ */
+export async function loadTemplate(
+  store: RegionStore,
+  orgId: string,
+  templateId: string,
+  version?: string | null,
+): Promise<LoadedTemplate | null> {
   const record = await templatesRepo(store.db).get(orgId, templateId);
   if (!record) return null;
+  if (version !== undefined && record.modelKey !== version) return null;
   const obj = await store.files.get(record.modelKey);
   if (!obj) return null;
   const stored = (await obj.json()) as StoredTemplateModel;

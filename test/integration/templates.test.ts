@@ -1,7 +1,15 @@
 import { env } from "cloudflare:workers";
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import worker from "../../src/index";
+import { directory } from "../../src/storage/directory";
+import { regionStore } from "../../src/storage/regions";
+import { getLatestPolicy } from "../../src/storage/policies";
+import { DEFAULT_POLICY_NAME } from "../../src/domain/policy";
+import { liveCheckEngine } from "../../src/services/check-engine-live";
+import { createJob, type PreparedItem } from "../../src/services/checks";
 import { api, createOrg, operator, type CreatedOrg } from "../helpers/tenant";
-import { checkForm, enrolWriter, expectProblem, postCheck } from "../helpers/checks";
+import { checkForm, enrolWriter, expectProblem, postCheck, waitForJob } from "../helpers/checks";
 import { BOX_SPEC, blankFormPng, otherForm, photographedForm, postTemplate, templateBody } from "../helpers/forms";
 import { boxIoU, encodeJpeg, blankPage, toPdf } from "../fixtures/generator";
 
@@ -244,6 +252,70 @@ describe("checks with a template", () => {
       ),
       400,
     );
+  });
+
+  it("a queued item whose template was deleted and created again under its id ends with template_not_found", async () => {
+    const created = await postTemplate(org.apiKey, templateBody({ template_id: "swap-v1", boxes: BOX_SPEC }, blank));
+    expect(created.status).toBe(201);
+
+    // The job is created as POST /sig/checks creates it, but its messages are delivered below, by hand,
+    // so the template can be replaced while its items wait in the queue.
+    const tenant = (await directory(env.DIRECTORY).getOrg(org.orgId))!;
+    const store = regionStore(env, tenant.region);
+    const ctx = { env, org: tenant, store, engine: liveCheckEngine() };
+    const policy = (await getLatestPolicy(store.db, tenant, DEFAULT_POLICY_NAME))!;
+    const item = (index: number, templateId: string | null): PreparedItem => ({
+      item: {
+        index,
+        file: { part: `doc${index}` },
+        fileName: `doc${index}.png`,
+        subjectReference: "bob",
+        references: [],
+        target: null,
+        templateId,
+        inputType: "photo",
+        reference: null,
+        process: null,
+        metadata: null,
+      },
+      input: { bytes: photographedForm(WRITER, 1).png, contentType: "image/png", fileName: `doc${index}.png` },
+      pages: 1,
+      references: [],
+    });
+    const jobId = "tpl-swapped";
+    await createJob(ctx, {
+      jobId,
+      mode: "queued",
+      policy,
+      metadata: null,
+      actor: "test",
+      items: [item(0, "swap-v1"), item(1, "swap-v1"), item(2, null)],
+    });
+
+    expect((await api("/sig/templates/swap-v1", { method: "DELETE", key: org.apiKey })).status).toBe(204);
+    const again = await postTemplate(org.apiKey, templateBody({ template_id: "swap-v1", boxes: [BOX_SPEC[0]] }, blank));
+    expect(again.status).toBe(201);
+
+    const messages = [0, 1, 2].map((index) => ({
+      id: `swap-${index}`,
+      timestamp: new Date(),
+      attempts: 1,
+      body: { kind: "check_item", orgId: org.orgId, jobId, index },
+    }));
+    const batch = createMessageBatch("countersign-check-items", messages);
+    const qctx = createExecutionContext();
+    await worker.queue(batch, env, qctx);
+    expect((await getQueueResult(batch, qctx)).explicitAcks.length).toBe(3);
+
+    const job = await waitForJob(org.apiKey, jobId);
+    expect(job.status).toBe("completed");
+    for (const r of job.results.slice(0, 2)) {
+      expect(r).toMatchObject({ decision: null, billable: false, errors: [{ code: "template_not_found" }] });
+      expect(r.errors[0].detail).toMatch(/swap-v1 was deleted, or replaced, after the check was submitted/);
+    }
+    // The item that named no template is checked as usual.
+    expect(job.results[2].errors).toEqual([]);
+    expect(job.results[2].decision).not.toBeNull();
   });
 
   it("deletes a template and its files: 204, then 404", async () => {
