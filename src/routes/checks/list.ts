@@ -6,10 +6,12 @@ import { decodeCursor, encodeCursor } from "../../http/cursor";
 import { configOf } from "../../config";
 import { Identifier, queryInteger } from "../../http/schemas";
 import { DECISIONS } from "../../domain/policy-defaults";
-import { JOB_STATUSES } from "../../domain/job";
+import { JOB_STATUSES, checkId } from "../../domain/job";
 import { listItems, listJobs, summariseItems, type ItemFilters, type ItemPosition, type JobPosition } from "../../storage/check-lists";
 import { renderResult, storedResultOf } from "../../services/check-results";
-import { CheckResultSchema } from "./schemas";
+import { ReviewedCheckResult } from "./schemas";
+import { reviewsRepo } from "../../storage/reviews";
+import { renderReview } from "../../services/learning";
 
 const JOBS_CURSOR = "GET /sig/checks?view=jobs";
 const ITEMS_CURSOR = "GET /sig/checks?view=items";
@@ -75,7 +77,8 @@ const listChecks = defineRoute(
     tags: ["checks"],
     summary: "List jobs, checked items, or a summary of decisions",
     description:
-      "Newest first. `view=jobs` (JobList; filters status, source), `view=items` (CheckItemList, metadata omitted; filters reference, process, " +
+      "Newest first. `view=jobs` (JobList; filters status, source), `view=items` (CheckItemList, metadata omitted, each item with its " +
+      "reviewer's verdict in `review`, null without one; filters reference, process, " +
       "subject_reference, decision, input_type, q) or `view=summary` (ChecksSummary: counts per decision, ERROR for items without one, and the " +
       "processes seen in the date range; no decision, cursor or limit). A filter of another view is a 400 naming it.",
     request: { query: ListQuery },
@@ -86,7 +89,7 @@ const listChecks = defineRoute(
           "application/json": {
             schema: z.union([
               z.object({ jobs: z.array(JobSummary), next_cursor: z.string().nullable() }).openapi("JobList"),
-              z.object({ items: z.array(CheckResultSchema), next_cursor: z.string().nullable() }).openapi("CheckItemList"),
+              z.object({ items: z.array(ReviewedCheckResult), next_cursor: z.string().nullable() }).openapi("CheckItemList"),
               z
                 .object({ decisions: z.record(z.string(), z.number().int()), total: z.number().int(), processes: z.array(z.string()) })
                 .openapi("ChecksSummary"),
@@ -135,9 +138,14 @@ export function registerListChecks(app: App): void {
       const rows = await listItems(db, tenant.org.id, filters, after, limit + 1);
       const page = rows.slice(0, limit);
       const last = page.at(-1);
+      // The verdict rides along so a review queue can skip reviewed items without reading each job.
+      const reviews = await reviewsRepo(db).forChecks(tenant.org.id, page);
       return c.json(
         {
-          items: page.map((r) => renderResult(storedResultOf(r)!, origin, { metadata: false })),
+          items: page.map((r) => {
+            const review = reviews.get(checkId(r.jobId, r.itemIndex));
+            return { ...renderResult(storedResultOf(r)!, origin, { metadata: false }), review: review ? renderReview(review) : null };
+          }),
           next_cursor:
             rows.length > limit && last
               ? await encodeCursor(configOf(c.env).cursorSecret, ITEMS_CURSOR, {
