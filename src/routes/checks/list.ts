@@ -36,6 +36,10 @@ const ListQuery = z.object({
     .enum([...DECISIONS, "ERROR"] as unknown as [string, ...string[]])
     .optional()
     .openapi({ description: "items view; ERROR = no decision" }),
+  reviewed: z
+    .enum(["true", "false"])
+    .optional()
+    .openapi({ description: "items view: only items with (true) or without (false) a reviewer's verdict" }),
   input_type: z
     .string()
     .regex(/^[a-z_]{1,32}$/)
@@ -50,9 +54,9 @@ const ListQuery = z.object({
 
 /** Filters that belong to another view: a 400 naming the first one given. */
 const FOREIGN: Record<"jobs" | "items" | "summary", (keyof z.infer<typeof ListQuery>)[]> = {
-  jobs: ["reference", "process", "subject_reference", "decision", "input_type", "q"],
+  jobs: ["reference", "process", "subject_reference", "decision", "reviewed", "input_type", "q"],
   items: ["status", "source"],
-  summary: ["status", "source", "decision", "cursor", "limit"],
+  summary: ["status", "source", "decision", "reviewed", "cursor", "limit"],
 };
 
 const JobSummary = z
@@ -79,7 +83,7 @@ const listChecks = defineRoute(
     description:
       "Newest first. `view=jobs` (JobList; filters status, source), `view=items` (CheckItemList, metadata omitted, each item with its " +
       "reviewer's verdict in `review`, null without one; filters reference, process, " +
-      "subject_reference, decision, input_type, q) or `view=summary` (ChecksSummary: counts per decision, ERROR for items without one, and the " +
+      "subject_reference, decision, reviewed, input_type, q) or `view=summary` (ChecksSummary: counts per decision, ERROR for items without one, and the " +
       "processes seen in the date range; no decision, cursor or limit). A filter of another view is a 400 naming it.",
     request: { query: ListQuery },
     responses: {
@@ -121,6 +125,7 @@ export function registerListChecks(app: App): void {
       subjectReference: query.subject_reference,
       inputType: query.input_type,
       decision: query.decision,
+      reviewed: query.reviewed === undefined ? undefined : query.reviewed === "true",
       q: query.q,
     };
     const limit = query.limit;
