@@ -1,10 +1,24 @@
 // The reviewer page: works a queue of FLAG items and a subject's references through the public API only.
 // The credential is held in this module's memory and nowhere else (no storage, no cookie).
 
+// Items per batch of the queue (one list request each); the page's own ?page_size=N (1 to 200) sets
+// another (the browser test takes small batches, to reach the next one with few items).
+const PAGE_SIZE = (() => {
+  const n = Number(new URLSearchParams(location.search).get("page_size"));
+  return Number.isInteger(n) && n >= 1 && n <= 200 ? n : 50;
+})();
+// A 429 is waited out (Retry-After, in seconds) and the request sent again, a few times; a longer wait
+// (a monthly quota) is not worth waiting for and fails as any error does.
+const RETRIES = 3;
+const MAX_RETRY_AFTER_S = 30;
+
 let credential = null;
 let queue = []; // { item, review }
 let current = -1;
 let refreshTimer = null;
+let listQuery = null; // the filters of the queue being worked, fixed when it was loaded
+let nextCursor = null; // where its next batch starts; null once the list has ended
+let queueLoad = 0; // bumped by each new queue: an older load's answer is then dropped
 
 const $ = (id) => document.getElementById(id);
 
@@ -19,8 +33,15 @@ class ApiError extends Error {
 async function api(path, { method = "GET", json, idempotent = false } = {}) {
   const headers = { Authorization: `Bearer ${credential}` };
   if (json !== undefined) headers["Content-Type"] = "application/json";
+  // One key for every attempt: a retried write is the same request.
   if (idempotent) headers["Idempotency-Key"] = crypto.randomUUID();
-  const res = await fetch(path, { method, headers, body: json === undefined ? undefined : JSON.stringify(json) });
+  let res;
+  for (let attempt = 0; ; attempt++) {
+    res = await fetch(path, { method, headers, body: json === undefined ? undefined : JSON.stringify(json) });
+    const wait = res.status === 429 ? Number(res.headers.get("Retry-After")) : Number.NaN;
+    if (attempt >= RETRIES || !Number.isInteger(wait) || wait < 0 || wait > MAX_RETRY_AFTER_S) break;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(wait, 1) * 1000));
+  }
   if (!res.ok) {
     let problem = null;
     try {
@@ -71,13 +92,15 @@ $("sign-out").addEventListener("click", () => {
   credential = null;
   queue = [];
   current = -1;
+  queueLoad++;
   show("sign-in");
 });
 
 // ---- queue ----------------------------------------------------------------------------------
 
 function filterQuery() {
-  const q = new URLSearchParams({ view: "items", decision: "FLAG", limit: "100" });
+  // Only items still waiting for a verdict: reviewed ones never take a place in a batch.
+  const q = new URLSearchParams({ view: "items", decision: "FLAG", reviewed: "false", limit: String(PAGE_SIZE) });
   if ($("f-subject").value) q.set("subject_reference", $("f-subject").value);
   if ($("f-process").value) q.set("process", $("f-process").value);
   if ($("f-since").value) q.set("since", `${$("f-since").value}T00:00:00Z`);
@@ -89,25 +112,63 @@ function filterQuery() {
   return q;
 }
 
-/** The item's review, read from its job (the items list does not carry it). */
-async function reviewOf(item) {
-  const q = new URLSearchParams({ limit: "1" });
-  if (item.item_index > 0) q.set("cursor", String(item.item_index - 1));
-  const job = await (await api(`/sig/checks/${encodeURIComponent(item.job_id)}?${q}`)).json();
-  const r = job.results.find((x) => x.item_index === item.item_index);
-  return r ? r.review : null;
+/** A new queue from the filters as they are now, newest first as the API gives it. */
+async function loadQueue() {
+  const load = ++queueLoad;
+  listQuery = filterQuery();
+  nextCursor = null;
+  queue = [];
+  current = -1;
+  renderQueue();
+  $("item").hidden = true;
+  $("load-more").hidden = true;
+  $("queue-status").textContent = "Loading…";
+  await loadBatch(load, null);
+  if (load !== queueLoad) return;
+  await select(queue.length > 0 ? 0 : -1);
 }
 
-async function loadQueue() {
-  $("queue-status").textContent = "Loading…";
-  const list = await (await api(`/sig/checks?${filterQuery()}`)).json();
-  const reviews = [];
-  for (const item of list.items) reviews.push(await reviewOf(item));
-  // Items already reviewed leave the queue; the list is newest first as the API gives it.
-  queue = list.items.map((item, i) => ({ item, review: reviews[i] })).filter((e) => e.review === null);
-  renderQueue();
-  $("queue-status").textContent = queue.length === 0 ? "Nothing to review." : `${queue.length} item(s) to review.`;
-  select(queue.findIndex((e) => e.review === null));
+/** Appends the batch after `cursor`: up to PAGE_SIZE more items awaiting a verdict. */
+async function loadBatch(load, cursor) {
+  const q = new URLSearchParams(listQuery);
+  if (cursor) q.set("cursor", cursor);
+  $("load-more").disabled = true;
+  try {
+    const list = await (await api(`/sig/checks?${q}`)).json();
+    // Dropped when a newer queue replaced this one, or another load of the same batch got there first.
+    if (load !== queueLoad || nextCursor !== cursor) return;
+    for (const item of list.items) queue.push({ item, review: null });
+    nextCursor = list.next_cursor;
+    renderQueue();
+    showRemaining();
+  } finally {
+    $("load-more").disabled = false;
+  }
+}
+
+async function loadMore() {
+  if (!nextCursor) return;
+  const load = queueLoad;
+  try {
+    await loadBatch(load, nextCursor);
+  } catch (err) {
+    if (load === queueLoad) $("queue-status").textContent = `Loading more failed: ${err.message}`;
+  }
+}
+
+function showRemaining() {
+  const remaining = queue.filter((e) => e.review === null).length;
+  const more = nextCursor !== null;
+  const status = $("queue-status");
+  status.textContent =
+    remaining === 0 && !more
+      ? queue.length === 0
+        ? "Nothing to review."
+        : "Queue done."
+      : `${remaining} item(s) to review${more ? ", more after these" : ""}.`;
+  status.dataset.remaining = String(remaining);
+  status.dataset.more = String(more);
+  $("load-more").hidden = !more;
 }
 
 function renderQueue() {
@@ -211,10 +272,13 @@ async function verdict(kind) {
   try {
     entry.review = await (await api(path, { method: "POST", idempotent: true })).json();
     $("verdict").textContent = verdictText(entry.review);
-    const next = queue.findIndex((e, i) => i > current && e.review === null);
-    const remaining = queue.filter((e) => e.review === null).length;
-    $("queue-status").textContent = remaining === 0 ? "Queue done." : `${remaining} item(s) to review.`;
-    $("queue-status").dataset.remaining = String(remaining);
+    showRemaining();
+    let next = queue.findIndex((e, i) => i > current && e.review === null);
+    // The batch is worked through: the next one follows on, so the keyboard never runs dry while items wait.
+    if (next < 0 && nextCursor) {
+      await loadMore();
+      next = queue.findIndex((e, i) => i > current && e.review === null);
+    }
     if (next >= 0) await select(next);
     else renderQueue();
   } catch (err) {
@@ -224,6 +288,7 @@ async function verdict(kind) {
 
 $("btn-confirm").addEventListener("click", () => verdict("genuine"));
 $("btn-forged").addEventListener("click", () => verdict("forged"));
+$("load-more").addEventListener("click", () => loadMore());
 $("filters").addEventListener("submit", (e) => {
   e.preventDefault();
   loadQueue().catch((err) => ($("queue-status").textContent = err.message));

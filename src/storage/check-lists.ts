@@ -15,6 +15,8 @@ export interface ItemFilters {
   inputType?: string;
   /** A decision, or ERROR for items without one. */
   decision?: string;
+  /** Whether the item has a reviewer's verdict (check_reviews). */
+  reviewed?: boolean;
   q?: string;
 }
 
@@ -41,6 +43,11 @@ function itemWhere(orgId: string, f: ItemFilters): Where {
   if (f.inputType !== undefined) add("input_type = ?", f.inputType);
   if (f.decision === "ERROR") add("decision IS NULL");
   else if (f.decision !== undefined) add("decision = ?", f.decision);
+  if (f.reviewed !== undefined) {
+    add(
+      `${f.reviewed ? "" : "NOT "}EXISTS (SELECT 1 FROM check_reviews r WHERE r.org_id = check_items.org_id AND r.job_id = check_items.job_id AND r.item_index = check_items.item_index)`,
+    );
+  }
   if (f.q) {
     const n = f.q.length;
     add(

@@ -1,4 +1,5 @@
 /** Reviews of checked items and learning blocks in one region's D1 (migrations/region/0008_learning.sql). */
+import { checkId } from "../domain/job";
 
 export type Verdict = "genuine" | "forged";
 export type LearningState = "queued" | "learned" | "refused" | "off" | "not_applicable" | "evicted" | "unlearned";
@@ -74,6 +75,23 @@ export function reviewsRepo(db: D1Database) {
         .bind(orgId, jobId, lo, hi)
         .all<RawReview>();
       for (const r of results) out.set(r.item_index, fromRaw(r));
+      return out;
+    },
+
+    /**
+     * The reviews of items of any jobs (a page of GET /sig/checks?view=items), by check id. The items go as
+     * one JSON parameter: D1 caps bound parameters at 100 and a page holds up to 200 items.
+     */
+    async forChecks(orgId: string, items: { jobId: string; itemIndex: number }[]): Promise<Map<string, ReviewRow>> {
+      const out = new Map<string, ReviewRow>();
+      if (items.length === 0) return out;
+      const { results } = await db
+        .prepare(
+          "SELECT r.* FROM json_each(?) AS k JOIN check_reviews AS r ON r.org_id = ? AND r.job_id = json_extract(k.value, '$[0]') AND r.item_index = json_extract(k.value, '$[1]')",
+        )
+        .bind(JSON.stringify(items.map((i) => [i.jobId, i.itemIndex])), orgId)
+        .all<RawReview>();
+      for (const r of results) out.set(checkId(r.job_id, r.item_index), fromRaw(r));
       return out;
     },
 

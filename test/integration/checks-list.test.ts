@@ -7,7 +7,7 @@ import { checkForm, enrolWriter, expectProblem, postCheck, waitForJob, type Chec
 let org: CreatedOrg;
 
 interface ItemList {
-  items: (CheckResultBody & { metadata?: unknown })[];
+  items: (CheckResultBody & { metadata?: unknown; review?: { check_id: string; verdict: string; reviewed_by: string } | null })[];
   next_cursor: string | null;
 }
 interface JobList {
@@ -127,5 +127,76 @@ describe("GET /sig/checks", () => {
     const next = new URL(view.checks.next);
     const linked = await get<ItemList>(next.search);
     expect(linked.items.map((i) => i.check_id)).toEqual(["list-a/2", "list-a/0"]);
+  });
+
+  it("items carry their reviewer's verdict (null without one) and filter on it, so a review queue needs no read per job", async () => {
+    const before = await get<ItemList>("?view=items");
+    expect(before.items.map((i) => i.review)).toEqual([null, null, null, null]);
+    const rejected = await api("/sig/checks/list-a/items/1/reject", {
+      method: "POST",
+      key: org.apiKey,
+      headers: { "Idempotency-Key": crypto.randomUUID() },
+    });
+    expect(rejected.status, await rejected.clone().text()).toBe(200);
+    const verdict = await rejected.json();
+
+    const after = await get<ItemList>("?view=items");
+    expect(after.items.map((i) => [i.check_id, i.review?.verdict ?? null])).toEqual([
+      ["list-b/0", null],
+      ["list-a/2", null],
+      ["list-a/1", "forged"],
+      ["list-a/0", null],
+    ]);
+    // The same record the verdict answered with, and GET /sig/checks/{job_id} shows.
+    expect(after.items[2].review).toEqual(verdict);
+    const job = (await (await api("/sig/checks/list-a", { key: org.apiKey })).json()) as { results: { review: unknown }[] };
+    expect(job.results[1].review).toEqual(verdict);
+    // On every page, whatever jobs it spans.
+    const p1 = await get<ItemList>("?view=items&limit=2");
+    const p2 = await get<ItemList>(`?view=items&limit=2&cursor=${p1.next_cursor}`);
+    expect([...p1.items, ...p2.items]).toEqual(after.items);
+    // reviewed=false is what a review queue asks for: only the items still waiting, paged as usual.
+    const waiting = await get<ItemList>("?view=items&reviewed=false&limit=2");
+    const rest = await get<ItemList>(`?view=items&reviewed=false&limit=2&cursor=${waiting.next_cursor}`);
+    expect([...waiting.items, ...rest.items].map((i) => i.check_id)).toEqual(["list-b/0", "list-a/2", "list-a/0"]);
+    expect(rest.next_cursor).toBeNull();
+    expect((await get<ItemList>("?view=items&reviewed=true")).items.map((i) => i.check_id)).toEqual(["list-a/1"]);
+    expect((await get<ItemList>("?view=items&reviewed=true&subject_reference=alice")).items).toEqual([]);
+    for (const q of ["?view=items&reviewed=yes", "?view=jobs&reviewed=false", "?view=summary&reviewed=false"]) {
+      const problem = await expectProblem(await api(`/sig/checks${q}`, { key: org.apiKey }), 400);
+      expect(problem.detail, q).toContain("reviewed");
+    }
+    // Another organisation's verdict on the same job id and index is not this one's.
+    const other = await createOrg();
+    await enrolWriter(other.apiKey, "bob", 23, 3);
+    const theirs = await postCheck(
+      other.apiKey,
+      checkForm(
+        {
+          job_id: "list-a",
+          items: [
+            { file: "b", subject_reference: "bob" },
+            { file: "b", subject_reference: "bob" },
+          ],
+        },
+        { b: signaturePng(23, 5) },
+      ),
+    );
+    expect([200, 202]).toContain(theirs.status);
+    await waitForJob(other.apiKey, "list-a");
+    const theirItems = (await (await api("/sig/checks?view=items", { key: other.apiKey })).json()) as ItemList;
+    expect(theirItems.items.map((i) => i.review)).toEqual([null, null]);
+    const theirWaiting = (await (await api("/sig/checks?view=items&reviewed=false", { key: other.apiKey })).json()) as ItemList;
+    expect(theirWaiting.items.map((i) => i.check_id)).toEqual(["list-a/1", "list-a/0"]);
+
+    // The OpenAPI document says so: each item is a CheckResult with a required review, Confirmed or null.
+    const doc = (await (await api("/openapi.json")).json()) as {
+      components: { schemas: Record<string, { properties: { items: { items: { allOf: { properties?: Record<string, unknown> }[] } } } }> };
+    };
+    const item = doc.components.schemas.CheckItemList.properties.items.items;
+    expect(item.allOf.find((s) => s.properties?.review)).toMatchObject({
+      properties: { review: { anyOf: [{ $ref: "#/components/schemas/Confirmed" }, { type: "null" }] } },
+      required: ["review"],
+    });
   });
 });

@@ -1,6 +1,7 @@
 // The reviewer page in real headless Chromium against the local service (wrangler dev with migrated local
 // D1 and the real learning queue): sign in, work a queue of two flagged items with the keyboard (one
-// confirmed genuine, one marked forged), and see the learned reference appear on the subject page.
+// confirmed genuine, one marked forged), and see the learned reference appear on the subject page. Then a
+// queue longer than a batch, whose newest items were reviewed elsewhere, worked batch by batch.
 import { execFileSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -41,9 +42,9 @@ async function call(p, { method = "GET", key = apiKey, json, body, headers = {} 
   return res;
 }
 
-async function checkOne(jobId, bytes) {
+async function checkOne(jobId, bytes, process) {
   const form = new FormData();
-  form.append("request", JSON.stringify({ job_id: jobId, policy: "review", items: [{ file: "doc", subject_reference: "ann" }] }));
+  form.append("request", JSON.stringify({ job_id: jobId, policy: "review", items: [{ file: "doc", subject_reference: "ann", process }] }));
   form.append("doc", new Blob([bytes], { type: "image/png" }), "doc.png");
   const res = await call("/sig/checks", { method: "POST", body: form, headers: { "Idempotency-Key": jobId } });
   const result = await res.json();
@@ -132,4 +133,83 @@ describe("the reviewer page in Chromium", () => {
     expect(errors).toEqual([]);
     await page.close();
   }, 90_000);
+
+  it("pages past items reviewed elsewhere to the older ones still waiting, a batch at a time, through a 429", async () => {
+    // Seven flagged items of one process, oldest first; the two newest are reviewed before the page opens.
+    for (let n = 1; n <= 7; n++) await checkOne(`late-${n}`, png(WRITER, 10 + n), "late");
+    for (const n of [7, 6])
+      await call(`/sig/checks/late-${n}/items/0/reject`, { method: "POST", headers: { "Idempotency-Key": `rej-${n}` } });
+
+    const page = await browser.newPage();
+    const errors = [];
+    page.on("pageerror", (err) => errors.push(err.message));
+    const reads = [];
+    page.on("request", (req) => reads.push(new URL(req.url()).pathname));
+    // The tenant's rate limit answers the queue's first list request with 429; the page waits and asks again.
+    let lists = 0;
+    await page.route(
+      (url) => url.pathname === "/sig/checks" && url.searchParams.get("process") === "late",
+      (route) =>
+        ++lists === 1
+          ? route.fulfill({
+              status: 429,
+              headers: { "Retry-After": "1", "Content-Type": "application/problem+json" },
+              body: JSON.stringify({
+                type: "about:blank",
+                title: "Rate limited",
+                status: 429,
+                code: "rate_limited",
+                detail: "Too many requests",
+              }),
+            })
+          : route.continue(),
+    );
+    // Batches of two: the newest batch holds only reviewed items, which used to leave "Nothing to review.".
+    await page.goto(new URL("/review/?page_size=2", base).href);
+    await page.fill("#credential", reviewerKey);
+    await page.press("#credential", "Enter");
+    await page.waitForSelector("#filters", { state: "visible" });
+    await page.fill("#f-process", "late");
+    const answered = page.waitForResponse((r) => new URL(r.url()).searchParams.get("process") === "late" && r.status() === 200);
+    await page.click("#filters button[type=submit]");
+    await answered;
+    expect(lists).toBe(2);
+
+    const shown = () => page.$$eval("#queue-list li", (lis) => lis.map((li) => li.dataset.checkId));
+    await page.waitForFunction(() => {
+      const item = document.querySelector("#item");
+      return !item.hidden && item.dataset.checkId === "late-5/0" && document.querySelector("#queue-status").textContent !== "Loading…";
+    });
+    expect(await shown()).toEqual(["late-5/0", "late-4/0"]);
+    expect(await page.getAttribute("#queue-status", "data-more")).toBe("true");
+    expect(await page.isVisible("#load-more")).toBe(true);
+
+    // Working through the batch brings the next one.
+    await page.keyboard.press("f");
+    await page.waitForFunction(() => document.querySelector("#item")?.dataset.checkId === "late-4/0");
+    await page.keyboard.press("f");
+    await page.waitForFunction(() => document.querySelector("#item")?.dataset.checkId === "late-3/0");
+    expect(await shown()).toEqual(["late-5/0", "late-4/0", "late-3/0", "late-2/0"]);
+    // And the button brings the last.
+    await page.click("#load-more");
+    await page.waitForFunction(() => document.querySelector("#queue-status")?.dataset.more === "false");
+    expect(await shown()).toEqual(["late-5/0", "late-4/0", "late-3/0", "late-2/0", "late-1/0"]);
+    expect(await page.isVisible("#load-more")).toBe(false);
+    for (const next of ["late-2/0", "late-1/0"]) {
+      await page.keyboard.press("f");
+      await page.waitForFunction((id) => document.querySelector("#item")?.dataset.checkId === id, next);
+    }
+    await page.keyboard.press("f");
+    await page.waitForFunction(() => document.querySelector("#queue-status")?.dataset.remaining === "0");
+    expect(await page.textContent("#queue-status")).toBe("Queue done.");
+
+    for (let n = 1; n <= 7; n++) {
+      const review = (await (await call(`/sig/checks/late-${n}`)).json()).results[0].review;
+      expect(review?.verdict, `late-${n}`).toBe("forged");
+    }
+    // Review states came with the list: no job was read item by item.
+    expect(reads.filter((p) => /^\/sig\/checks\/[^/]+$/.test(p))).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
 });

@@ -6,10 +6,12 @@ import { decodeCursor, encodeCursor } from "../../http/cursor";
 import { configOf } from "../../config";
 import { Identifier, queryInteger } from "../../http/schemas";
 import { DECISIONS } from "../../domain/policy-defaults";
-import { JOB_STATUSES } from "../../domain/job";
+import { JOB_STATUSES, checkId } from "../../domain/job";
 import { listItems, listJobs, summariseItems, type ItemFilters, type ItemPosition, type JobPosition } from "../../storage/check-lists";
 import { renderResult, storedResultOf } from "../../services/check-results";
-import { CheckResultSchema } from "./schemas";
+import { ReviewedCheckResult } from "./schemas";
+import { reviewsRepo } from "../../storage/reviews";
+import { renderReview } from "../../services/learning";
 
 const JOBS_CURSOR = "GET /sig/checks?view=jobs";
 const ITEMS_CURSOR = "GET /sig/checks?view=items";
@@ -34,6 +36,10 @@ const ListQuery = z.object({
     .enum([...DECISIONS, "ERROR"] as unknown as [string, ...string[]])
     .optional()
     .openapi({ description: "items view; ERROR = no decision" }),
+  reviewed: z
+    .enum(["true", "false"])
+    .optional()
+    .openapi({ description: "items view: only items with (true) or without (false) a reviewer's verdict" }),
   input_type: z
     .string()
     .regex(/^[a-z_]{1,32}$/)
@@ -48,9 +54,9 @@ const ListQuery = z.object({
 
 /** Filters that belong to another view: a 400 naming the first one given. */
 const FOREIGN: Record<"jobs" | "items" | "summary", (keyof z.infer<typeof ListQuery>)[]> = {
-  jobs: ["reference", "process", "subject_reference", "decision", "input_type", "q"],
+  jobs: ["reference", "process", "subject_reference", "decision", "reviewed", "input_type", "q"],
   items: ["status", "source"],
-  summary: ["status", "source", "decision", "cursor", "limit"],
+  summary: ["status", "source", "decision", "reviewed", "cursor", "limit"],
 };
 
 const JobSummary = z
@@ -75,8 +81,9 @@ const listChecks = defineRoute(
     tags: ["checks"],
     summary: "List jobs, checked items, or a summary of decisions",
     description:
-      "Newest first. `view=jobs` (JobList; filters status, source), `view=items` (CheckItemList, metadata omitted; filters reference, process, " +
-      "subject_reference, decision, input_type, q) or `view=summary` (ChecksSummary: counts per decision, ERROR for items without one, and the " +
+      "Newest first. `view=jobs` (JobList; filters status, source), `view=items` (CheckItemList, metadata omitted, each item with its " +
+      "reviewer's verdict in `review`, null without one; filters reference, process, " +
+      "subject_reference, decision, reviewed, input_type, q) or `view=summary` (ChecksSummary: counts per decision, ERROR for items without one, and the " +
       "processes seen in the date range; no decision, cursor or limit). A filter of another view is a 400 naming it.",
     request: { query: ListQuery },
     responses: {
@@ -86,7 +93,7 @@ const listChecks = defineRoute(
           "application/json": {
             schema: z.union([
               z.object({ jobs: z.array(JobSummary), next_cursor: z.string().nullable() }).openapi("JobList"),
-              z.object({ items: z.array(CheckResultSchema), next_cursor: z.string().nullable() }).openapi("CheckItemList"),
+              z.object({ items: z.array(ReviewedCheckResult), next_cursor: z.string().nullable() }).openapi("CheckItemList"),
               z
                 .object({ decisions: z.record(z.string(), z.number().int()), total: z.number().int(), processes: z.array(z.string()) })
                 .openapi("ChecksSummary"),
@@ -118,6 +125,7 @@ export function registerListChecks(app: App): void {
       subjectReference: query.subject_reference,
       inputType: query.input_type,
       decision: query.decision,
+      reviewed: query.reviewed === undefined ? undefined : query.reviewed === "true",
       q: query.q,
     };
     const limit = query.limit;
@@ -135,9 +143,14 @@ export function registerListChecks(app: App): void {
       const rows = await listItems(db, tenant.org.id, filters, after, limit + 1);
       const page = rows.slice(0, limit);
       const last = page.at(-1);
+      // The verdict rides along so a review queue can skip reviewed items without reading each job.
+      const reviews = await reviewsRepo(db).forChecks(tenant.org.id, page);
       return c.json(
         {
-          items: page.map((r) => renderResult(storedResultOf(r)!, origin, { metadata: false })),
+          items: page.map((r) => {
+            const review = reviews.get(checkId(r.jobId, r.itemIndex));
+            return { ...renderResult(storedResultOf(r)!, origin, { metadata: false }), review: review ? renderReview(review) : null };
+          }),
           next_cursor:
             rows.length > limit && last
               ? await encodeCursor(configOf(c.env).cursorSecret, ITEMS_CURSOR, {

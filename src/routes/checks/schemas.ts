@@ -93,6 +93,15 @@ export const CheckResultSchema = z
   })
   .openapi("CheckResult");
 
+/** A CheckResult with its reviewer's verdict: the job's results and the items list carry it. */
+export const ReviewedCheckResult = CheckResultSchema.extend({
+  // A union, not ReviewSchema.nullable().openapi(...): that form rewrites the Confirmed component itself
+  // as nullable, and the confirm and reject routes would then seem to answer null.
+  review: z
+    .union([ReviewSchema, z.null()])
+    .openapi({ description: "The reviewer's verdict and what learning made of it; null without one" }),
+});
+
 export const CheckAccepted = z
   .object({
     job_id: z.string(),
@@ -117,17 +126,7 @@ export const JobSchema = z
     completed_at: z.string().nullable(),
     inbox_expires_at: z.string().openapi({ description: "Inputs and crops are deleted after this (inbox_ttl)" }),
     status_url: z.string(),
-    results: z
-      .array(
-        CheckResultSchema.extend({
-          // A union, not ReviewSchema.nullable().openapi(...): that form rewrites the Confirmed component itself
-          // as nullable, and the confirm and reject routes would then seem to answer null.
-          review: z
-            .union([ReviewSchema, z.null()])
-            .openapi({ description: "The reviewer's verdict and what learning made of it; null without one" }),
-        }),
-      )
-      .openapi({ description: "Finished items by item_index" }),
+    results: z.array(ReviewedCheckResult).openapi({ description: "Finished items by item_index" }),
     next_cursor: z.string().nullable().openapi({ description: "The last item_index returned; null on the last page" }),
   })
   .openapi("Job");
