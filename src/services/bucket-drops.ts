@@ -28,7 +28,7 @@ import {
   type DropKey,
   type ManifestItemValue,
 } from "../domain/drop";
-import type { NormalisedItem } from "../domain/check-request";
+import { MAX_DOCUMENT_BYTES, type NormalisedItem } from "../domain/check-request";
 import { checkId, isFinished } from "../domain/job";
 import { jobObject } from "../../durable-objects/job-client";
 import { directory } from "../storage/directory";
@@ -227,6 +227,11 @@ async function trySubmit(dc: DropContext, drop: DropRecord, force: boolean): Pro
       entry.errors.push({ code: "file_missing", detail: `${it.file} was not in the batch folder when its wait ended.` });
       continue;
     }
+    // Refused by its size alone, never read: an object may be far larger than a Worker's memory.
+    if (heads[i].size > MAX_DOCUMENT_BYTES) {
+      entry.errors.push(tooLarge(it.file, heads[i].size));
+      continue;
+    }
     if (it.template_id && !templates.get(it.template_id)) {
       entry.errors.push({ code: "template_not_found", detail: `The template ${it.template_id} does not exist.` });
       continue;
@@ -236,10 +241,16 @@ async function trySubmit(dc: DropContext, drop: DropRecord, force: boolean): Pro
       entry.errors.push({ code: "file_missing", detail: `${it.file} was deleted before it was read.` });
       continue;
     }
-    const bytes = new Uint8Array(await obj.arrayBuffer());
+    if (obj.size > MAX_DOCUMENT_BYTES) {
+      await obj.body.cancel();
+      entry.errors.push(tooLarge(it.file, obj.size));
+      continue;
+    }
+    // One file's bytes at a time, for its inspection only: createJob copies the file into the inbox as a
+    // stream (the etag pins the version inspected), so a drop's memory does not grow with its files.
     let pages: number;
     try {
-      pages = (await dc.ctx.engine.inspect(bytes)).pages;
+      pages = (await dc.ctx.engine.inspect(new Uint8Array(await obj.arrayBuffer()))).pages;
     } catch (err) {
       if (!isVerifyError(err)) throw err;
       const why = err.code === "unsupported_format" ? `${err.message}; documents must be PNG, JPEG, TIFF or PDF` : err.message;
@@ -262,7 +273,7 @@ async function trySubmit(dc: DropContext, drop: DropRecord, force: boolean): Pro
     };
     prepared.push({
       item,
-      input: { bytes, contentType: obj.httpMetadata?.contentType ?? null, fileName: item.fileName },
+      input: { sourceKey: keys[i], etag: obj.etag, contentType: obj.httpMetadata?.contentType ?? null, fileName: item.fileName },
       pages,
       references: [],
     });
@@ -337,6 +348,13 @@ async function trySubmit(dc: DropContext, drop: DropRecord, force: boolean): Pro
     prepared.map((p) => p.item.index),
   );
   return true;
+}
+
+function tooLarge(file: string, size: number): ItemError {
+  return {
+    code: "too_large",
+    detail: `${file}: the file has ${size} bytes; a document may have at most ${MAX_DOCUMENT_BYTES} (${MAX_DOCUMENT_BYTES / 1024 / 1024} MB).`,
+  };
 }
 
 /** A drop that made no job (its manifest or every file was refused): its summary says which and why. */

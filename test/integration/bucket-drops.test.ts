@@ -18,6 +18,7 @@ import { signaturePng } from "../helpers/signatures";
 import { issueBucketKey, s3Client, type IssuedBucketKey } from "../helpers/s3";
 import { BOX_SPEC, blankFormPng, photographedForm, postTemplate, templateBody } from "../helpers/forms";
 import { until } from "../helpers/wait";
+import { MAX_DOCUMENT_BYTES } from "../../src/domain/check-request";
 
 const WRITER = 31;
 let org: CreatedOrg;
@@ -391,6 +392,62 @@ describe("bucket drops through the S3 endpoint", () => {
       .bind(org.orgId)
       .first<{ n: number }>();
     expect(usage?.n).toBe(1);
+  });
+
+  it("refuses a file over the document limit from its size alone, and checks the rest of the drop", async () => {
+    const folder = `${key.prefix}batches/big-1/`;
+    // Written straight to the bucket (the S3 endpoint takes at most 50 MB a request; the AWS CLI would
+    // send this as a multipart upload), then its manifest's notification is delivered.
+    await env.FILES_US.put(`${folder}a.png`, signaturePng(WRITER, 2), { httpMetadata: { contentType: "image/png" } });
+    await env.FILES_US.put(`${folder}huge.png`, new Uint8Array(MAX_DOCUMENT_BYTES + 1));
+    const manifest = await env.FILES_US.put(
+      `${folder}manifest.json`,
+      json({
+        defaults: { subject_reference: "alice" },
+        items: [
+          { file: "a.png", reference: "small" },
+          { file: "huge.png", reference: "big" },
+        ],
+      }),
+    );
+    const batch = createMessageBatch("countersign-bucket-events", [
+      {
+        id: "big-1",
+        timestamp: new Date(),
+        attempts: 1,
+        body: {
+          account: "local",
+          action: "CompleteMultipartUpload",
+          bucket: key.bucket,
+          object: { key: `${folder}manifest.json`, size: manifest!.size, eTag: manifest!.etag },
+          eventTime: new Date().toISOString(),
+        },
+      },
+    ]);
+    // The region's bucket as the consumer sees it, noting every object it reads.
+    const reads: string[] = [];
+    const files = new Proxy(env.FILES_US, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop);
+        if (prop === "get") return (k: string, o?: R2GetOptions) => (reads.push(k), target.get(k, o));
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const ctx = createExecutionContext();
+    await worker.queue(batch, { ...env, FILES_US: files }, ctx);
+    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["big-1"]);
+    expect(reads).toContain(`${folder}a.png`);
+    expect(reads).not.toContain(`${folder}huge.png`);
+
+    const summary = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary;
+    expect(summary).toMatchObject({ status: "completed", error: null, counts: { items: 2, decided: 1, errors: 1 } });
+    expect(summary.items[0]).toMatchObject({ file: "a.png", item_index: 0, errors: [] });
+    expect(summary.items[0].decision).not.toBeNull();
+    expect(summary.items[1]).toMatchObject({ file: "huge.png", item_index: null, decision: null, errors: [{ code: "too_large" }] });
+    expect(summary.items[1].errors[0].detail).toContain("huge.png");
+    expect(summary.items[1].errors[0].detail).toContain(String(MAX_DOCUMENT_BYTES));
+    const job = (await (await api(`/sig/checks/${summary.job_id}`, { key: org.apiKey })).json()) as { item_count: number };
+    expect(job.item_count).toBe(1);
   });
 
   it("a manifest uploaded before its files waits for them; when the wait ends, a missing file is an item error", async () => {
