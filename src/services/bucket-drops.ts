@@ -313,6 +313,26 @@ async function trySubmit(dc: DropContext, drop: DropRecord, force: boolean): Pro
     if (!(isProblemError(err) && err.code === "conflict")) throw err;
     // The job exists: made by an earlier delivery of this drop (carry on), or a job_id the manifest reuses.
     const existing = await dropsRepo(store.db).byJob(dc.org.id, jobId);
+    if (existing && existing.dropId !== drop.dropId && existing.folder === drop.folder) {
+      // The manifest uploaded again (a second `aws s3 cp --recursive`): the folder's summary.json is that
+      // job's and stays; this drop's refusal goes beside it, under its own name.
+      logWarn("bucket drop repeats a job_id this folder's earlier drop submitted", {
+        org_id: dc.org.id,
+        drop_id: drop.dropId,
+        job_id: jobId,
+        earlier_drop_id: existing.dropId,
+      });
+      await finishWithoutJob(
+        dc,
+        { ...drop, summaryKey: `${drop.folder}${drop.dropId}${SUMMARY_SUFFIX}` },
+        {
+          code: "job_id_in_use",
+          detail: `${MANIFEST_NAME}: job_id ${jobId} was submitted by an earlier upload of this manifest, whose results are in ${SUMMARY_NAME}; this upload checked nothing. To check the files again, give the manifest another job_id.`,
+        },
+        entries,
+      );
+      return true;
+    }
     if (existing && existing.dropId !== drop.dropId) {
       await finishWithoutJob(
         dc,
@@ -362,7 +382,8 @@ async function finishWithoutJob(dc: DropContext, drop: DropRecord, error: ItemEr
   const plan: DropPlan = { manifest: drop.objectKey, policy: null, error, entries };
   const summary = renderSummary(dc.env, drop, plan, null, []);
   await dc.ctx.store.files.put(drop.summaryKey, JSON.stringify(summary, null, 2), { httpMetadata: { contentType: "application/json" } });
-  if (await dropsRepo(dc.ctx.store.db).advance(dc.org.id, drop.dropId, "waiting", "summarised", { plan: JSON.stringify(plan) })) {
+  const set = { plan: JSON.stringify(plan), summaryKey: drop.summaryKey };
+  if (await dropsRepo(dc.ctx.store.db).advance(dc.org.id, drop.dropId, "waiting", "summarised", set)) {
     await onBucketDropSummaryWritten(dc.env, dc.org, dc.ctx.store, summary);
   }
 }

@@ -450,6 +450,57 @@ describe("bucket drops through the S3 endpoint", () => {
     expect(job.item_count).toBe(1);
   });
 
+  it("a re-upload of a manifest whose job_id this folder's earlier drop submitted leaves that summary.json alone", async () => {
+    // A second run of `aws s3 cp --recursive` sends the same manifest again: a new event, a new drop.
+    const folder = `${key.prefix}batches/again/`;
+    await s3.send(
+      new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}a.png`, Body: signaturePng(WRITER, 4), ContentType: "image/png" }),
+    );
+    const manifest = json({ job_id: "again-1", items: [{ file: "a.png", subject_reference: "alice" }] });
+    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}manifest.json`, Body: manifest }));
+    const first = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary;
+    expect(first).toMatchObject({ job_id: "again-1", status: "completed", error: null });
+
+    const stored = await env.FILES_US.put(`${folder}manifest.json`, manifest);
+    const batch = createMessageBatch("countersign-bucket-events", [
+      {
+        id: "again-2",
+        timestamp: new Date(),
+        attempts: 1,
+        body: {
+          account: "local",
+          action: "PutObject",
+          bucket: key.bucket,
+          object: { key: `${folder}manifest.json`, size: stored!.size, eTag: stored!.etag },
+          eventTime: new Date(Date.now() + 1000).toISOString(),
+        },
+      },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, env, ctx);
+    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["again-2"]);
+
+    const drops = await env.DB_US.prepare(
+      "SELECT drop_id, state, summary_key FROM bucket_drops WHERE org_id = ? AND object_key = ? ORDER BY created_at",
+    )
+      .bind(org.orgId, `${folder}manifest.json`)
+      .all<{ drop_id: string; state: string; summary_key: string }>();
+    expect(drops.results).toHaveLength(2);
+    const second = drops.results.find((d) => d.summary_key !== `${folder}summary.json`);
+    expect(second).toMatchObject({ state: "summarised", summary_key: `${folder}${second?.drop_id}.summary.json` });
+
+    // The finished job's summary stands; the refusal is beside it, where a listing of the folder shows it.
+    expect(JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`))).toEqual(first);
+    const refusal = JSON.parse(await waitForObject(s3, key.bucket, second!.summary_key)) as Summary;
+    expect(refusal).toMatchObject({ job_id: null, status: "not_submitted", error: { code: "job_id_in_use" } });
+    expect(refusal.error!.detail).toMatch(/again-1/);
+    expect(refusal.error!.detail).toMatch(/earlier upload/);
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: key.bucket, Prefix: folder }));
+    expect(listed.Contents?.map((c) => c.Key)).toContain(second!.summary_key);
+    const jobs = (await (await api("/sig/checks?source=bucket", { key: org.apiKey })).json()) as { jobs: { job_id: string }[] };
+    expect(jobs.jobs.filter((j) => j.job_id === "again-1")).toHaveLength(1);
+  });
+
   it("a manifest uploaded before its files waits for them; when the wait ends, a missing file is an item error", async () => {
     const folder = `${key.prefix}batches/late/`;
     await s3.send(
