@@ -10,7 +10,7 @@
 import { emitBucketDropCompleted } from "./webhook-emitters";
 import type { RegionStore } from "../domain/tenancy";
 import { bucketNames } from "../s3/config";
-import { logWarn } from "../util/log";
+import { logError, logWarn } from "../util/log";
 import { configOf } from "../config";
 import type { Env } from "../env";
 import type { Org } from "../domain/tenancy";
@@ -100,9 +100,13 @@ export class RetryLater extends Error {
   }
 }
 
+function createsObject(msg: R2EventMessage): boolean {
+  return msg.action === "PutObject" || msg.action === "CompleteMultipartUpload" || msg.action === "CopyObject";
+}
+
 /** One upload event. Throws RetryLater (or anything) to have the message retried. */
 export async function handleObjectEvent(env: Env, msg: R2EventMessage): Promise<void> {
-  if (msg.action !== "PutObject" && msg.action !== "CompleteMultipartUpload" && msg.action !== "CopyObject") return;
+  if (!createsObject(msg)) return;
   const where = readDropKey(msg.object.key);
   if (!where || where.kind === "output") return;
   const dc = await dropContext(env, where.orgId);
@@ -115,7 +119,6 @@ export async function handleObjectEvent(env: Env, msg: R2EventMessage): Promise<
     return;
   }
   const store = dc.ctx.store;
-  const dropId = `drop_${await shortHash(`${msg.object.key}\n${msg.object.eTag ?? ""}\n${msg.eventTime}`)}`;
   const repo = dropsRepo(store.db);
 
   if (where.kind === "batch_file") {
@@ -123,11 +126,8 @@ export async function handleObjectEvent(env: Env, msg: R2EventMessage): Promise<
     for (const d of await repo.waitingIn(dc.org.id, where.folder)) await trySubmit(dc, d, false);
     return;
   }
-  const summaryKey = where.kind === "manifest" ? `${where.folder}${SUMMARY_NAME}` : `${msg.object.key}${SUMMARY_SUFFIX}`;
-  const folder = where.kind === "unsupported" ? msg.object.key.slice(0, msg.object.key.lastIndexOf("/") + 1) : where.folder;
-  const waitUntil = new Date(Date.now() + waitSeconds(env) * 1000).toISOString();
-  await repo.claim({ orgId: dc.org.id, dropId, objectKey: msg.object.key, folder, summaryKey, state: "waiting", jobId: null, waitUntil });
-  const drop = (await repo.get(dc.org.id, dropId))!;
+  const drop = await claimDrop(dc, msg, where);
+  const dropId = drop.dropId;
   if (drop.state === "submitted" && drop.jobId) {
     // A delivery that died after submitting but maybe before queueing: queue the items again (running an
     // item is idempotent), unless the job is under way or over.
@@ -152,6 +152,64 @@ export async function handleObjectEvent(env: Env, msg: R2EventMessage): Promise<
       delaySeconds: Math.min(43200, waitSeconds(env)),
     });
   }
+}
+
+/** The drop an event starts: recorded at its first delivery, found again at every later one. */
+async function claimDrop(
+  dc: DropContext,
+  msg: R2EventMessage,
+  where: Extract<DropKey, { kind: "manifest" | "single" | "unsupported" }>,
+): Promise<DropRecord> {
+  const repo = dropsRepo(dc.ctx.store.db);
+  const dropId = `drop_${await shortHash(`${msg.object.key}\n${msg.object.eTag ?? ""}\n${msg.eventTime}`)}`;
+  const summaryKey = where.kind === "manifest" ? `${where.folder}${SUMMARY_NAME}` : `${msg.object.key}${SUMMARY_SUFFIX}`;
+  const folder = where.kind === "unsupported" ? msg.object.key.slice(0, msg.object.key.lastIndexOf("/") + 1) : where.folder;
+  const waitUntil = new Date(Date.now() + waitSeconds(dc.env) * 1000).toISOString();
+  await repo.claim({ orgId: dc.org.id, dropId, objectKey: msg.object.key, folder, summaryKey, state: "waiting", jobId: null, waitUntil });
+  return (await repo.get(dc.org.id, dropId))!;
+}
+
+/**
+ * A bucket-events message that ran out of retries (dispatch.ts, dead-letter queue): its drop, if it made
+ * no job and has no summary yet, ends with a failed summary.json instead of waiting forever. A submitted
+ * drop is left to its job, whose items end (as processing_failed at worst) and write the summary.
+ */
+export async function deadLetteredDrop(env: Env, msg: R2EventMessage | DropDeadlineMessage): Promise<void> {
+  let orgId: string;
+  let event: { msg: R2EventMessage; where: Extract<DropKey, { kind: "manifest" | "single" | "unsupported" }> } | null = null;
+  if ("kind" in msg) orgId = msg.orgId;
+  else {
+    if (!createsObject(msg)) return;
+    const where = readDropKey(msg.object.key);
+    // A batch file's event only looks at the drops of its folder, which end through their own messages.
+    if (!where || where.kind === "output" || where.kind === "batch_file") return;
+    orgId = where.orgId;
+    event = { msg, where };
+  }
+  const dc = await dropContext(env, orgId);
+  if (dc === "gone") return;
+  if (dc === "moving") {
+    // Its region's storage is being copied: nothing can be written for the drop now.
+    logError("dead-lettered bucket event of an organisation still moving; its drop stays unfinished", undefined, { org_id: orgId });
+    return;
+  }
+  if (event && regionOfBucket(env, event.msg.bucket) !== dc.org.region) return;
+  // The drop may never have been recorded (its first delivery failed before that): record it now.
+  const drop = event
+    ? await claimDrop(dc, event.msg, event.where)
+    : await dropsRepo(dc.ctx.store.db).get(orgId, (msg as DropDeadlineMessage).dropId);
+  if (drop?.state !== "waiting") return;
+  const again = readDropKey(drop.objectKey)?.kind === "manifest" ? `upload ${MANIFEST_NAME} again` : "upload the file again";
+  await finishWithoutJob(
+    dc,
+    drop,
+    {
+      code: "processing_failed",
+      detail: `The drop could not be processed after repeated attempts; nothing was checked. To retry, ${again}.`,
+    },
+    [],
+    "failed",
+  );
 }
 
 /** The wait of a batch is over: submit what is there, the missing files as item errors. */
@@ -378,9 +436,15 @@ function tooLarge(file: string, size: number): ItemError {
 }
 
 /** A drop that made no job (its manifest or every file was refused): its summary says which and why. */
-async function finishWithoutJob(dc: DropContext, drop: DropRecord, error: ItemError, entries: PlanEntry[]): Promise<void> {
+async function finishWithoutJob(
+  dc: DropContext,
+  drop: DropRecord,
+  error: ItemError,
+  entries: PlanEntry[],
+  status: "not_submitted" | "failed" = "not_submitted",
+): Promise<void> {
   const plan: DropPlan = { manifest: drop.objectKey, policy: null, error, entries };
-  const summary = renderSummary(dc.env, drop, plan, null, []);
+  const summary = renderSummary(dc.env, drop, plan, null, [], status);
   await dc.ctx.store.files.put(drop.summaryKey, JSON.stringify(summary, null, 2), { httpMetadata: { contentType: "application/json" } });
   const set = { plan: JSON.stringify(plan), summaryKey: drop.summaryKey };
   if (await dropsRepo(dc.ctx.store.db).advance(dc.org.id, drop.dropId, "waiting", "summarised", set)) {
@@ -419,6 +483,8 @@ function renderSummary(
   plan: DropPlan,
   job: { jobId: string; status: string; policy: string; createdAt: string; completedAt: string | null } | null,
   results: NonNullable<ReturnType<typeof storedResultOf>>[],
+  /** The status of a drop that made no job: refused before it (`not_submitted`), or dead-lettered (`failed`). */
+  withoutJob: "not_submitted" | "failed" = "not_submitted",
 ) {
   const base = configOf(env).apiBaseUrl ?? "";
   const byIndex = new Map(results.map((r) => [r.item_index, r]));
@@ -446,7 +512,7 @@ function renderSummary(
     source: "bucket",
     drop: { key: drop.objectKey, folder: drop.folder, summary_key: drop.summaryKey },
     job_id: job?.jobId ?? null,
-    status: job?.status ?? "not_submitted",
+    status: job?.status ?? withoutJob,
     status_url: job ? `${base}/sig/checks/${job.jobId}` : null,
     policy: job?.policy ?? plan.policy,
     error: plan.error,

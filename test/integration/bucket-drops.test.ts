@@ -544,6 +544,98 @@ describe("bucket drops through the S3 endpoint", () => {
     expect(summary.items[1]).toMatchObject({ file: "b.png", decision: null, errors: [{ code: "file_missing" }] });
   });
 
+  it("waits out an organisation's move with fresh delayed messages, not its retries, until a deadline", async () => {
+    const o = await createOrg();
+    const folder = `orgs/${o.orgId}/drops/batches/m-1/`;
+    await env.FILES_US.put(`${folder}a.png`, signaturePng(WRITER, 2));
+    const manifest = await env.FILES_US.put(`${folder}manifest.json`, json({ items: [{ file: "a.png", subject_reference: "alice" }] }));
+    const event = {
+      account: "local",
+      action: "PutObject",
+      bucket: key.bucket,
+      object: { key: `${folder}manifest.json`, size: manifest!.size, eTag: manifest!.etag },
+      eventTime: new Date().toISOString(),
+    };
+    await operator("POST", `/platform/orgs/${o.orgId}/move/begin`, { region: "eu" });
+    // The bucket-events queue as the consumer sees it: what it sends is kept here, not delivered.
+    const sent: { body: typeof event & { deferUntil?: number }; delaySeconds?: number }[] = [];
+    const queueEnv = {
+      ...env,
+      BUCKET_EVENTS_QUEUE: {
+        send: async (body: unknown, o?: { delaySeconds?: number }) =>
+          void sent.push({ body: body as never, delaySeconds: o?.delaySeconds }),
+      },
+    } as unknown as typeof env;
+    const deliver = async (id: string, body: unknown) => {
+      const batch = createMessageBatch("countersign-bucket-events", [{ id, timestamp: new Date(), attempts: 1, body }]);
+      const ctx = createExecutionContext();
+      await worker.queue(batch, queueEnv, ctx);
+      return getQueueResult(batch, ctx);
+    };
+
+    const first = await deliver("move-1", event);
+    expect(first.explicitAcks).toEqual(["move-1"]);
+    expect(first.retryMessages).toEqual([]);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ body: { ...event, deferUntil: expect.any(Number) }, delaySeconds: 30 });
+    expect(sent[0].body.deferUntil).toBeGreaterThan(Date.now() + 23 * 3600_000);
+    // The re-sent message waits again under the same deadline.
+    expect((await deliver("move-2", sent[0].body)).explicitAcks).toEqual(["move-2"]);
+    expect(sent[1].body.deferUntil).toBe(sent[0].body.deferUntil);
+    // Past the deadline it is retried as a failure (and ends in the dead-letter queue once those run out).
+    const late = await deliver("move-3", { ...event, deferUntil: Date.now() - 1 });
+    expect(late.explicitAcks).toEqual([]);
+    expect(late.retryMessages.map((m: { msgId: string }) => m.msgId)).toEqual(["move-3"]);
+    expect(sent).toHaveLength(2);
+  });
+
+  it("a bucket event that ran out of retries ends its drop with a failed summary.json", async () => {
+    const folder = `${key.prefix}batches/dead-1/`;
+    // A manifest whose file never comes: its drop is recorded and waits.
+    const manifest = await env.FILES_US.put(`${folder}manifest.json`, json({ items: [{ file: "never.png", subject_reference: "alice" }] }));
+    const event = {
+      account: "local",
+      action: "PutObject",
+      bucket: key.bucket,
+      object: { key: `${folder}manifest.json`, size: manifest!.size, eTag: manifest!.etag },
+      eventTime: new Date().toISOString(),
+    };
+    const queueEnv = { ...env, BUCKET_EVENTS_QUEUE: { send: async () => undefined } } as unknown as typeof env;
+    const deliver = async (queue: string, id: string, body: unknown, to = env) => {
+      const batch = createMessageBatch(queue, [{ id, timestamp: new Date(), attempts: 1, body }]);
+      const ctx = createExecutionContext();
+      await worker.queue(batch, to, ctx);
+      return getQueueResult(batch, ctx);
+    };
+    expect((await deliver("countersign-bucket-events", "dead-1", event, queueEnv)).explicitAcks).toEqual(["dead-1"]);
+    const row = () =>
+      env.DB_US.prepare("SELECT state FROM bucket_drops WHERE org_id = ? AND object_key = ?")
+        .bind(org.orgId, event.object.key)
+        .first<{ state: string }>();
+    expect((await row())?.state).toBe("waiting");
+
+    // Its message (or a later one of the drop) is dead-lettered.
+    expect((await deliver("countersign-dead-letter", "dlq-1", event)).explicitAcks).toEqual(["dlq-1"]);
+    const read = async (k: string) => {
+      const obj = await env.FILES_US.get(k);
+      return obj ? (JSON.parse(await obj.text()) as Summary) : null;
+    };
+    const summary = await read(`${folder}summary.json`);
+    expect(summary).toMatchObject({ job_id: null, status: "failed", error: { code: "processing_failed" } });
+    expect(summary!.error!.detail).toMatch(/repeated attempts.*manifest\.json again/);
+    expect((await row())?.state).toBe("summarised");
+    // Delivered to the dead-letter queue again: the summary stands as it was.
+    expect((await deliver("countersign-dead-letter", "dlq-2", event)).explicitAcks).toEqual(["dlq-2"]);
+    expect(await read(`${folder}summary.json`)).toEqual(summary);
+
+    // A single file whose every delivery failed before its drop was even recorded.
+    const single = `${key.prefix}inbox/alice/lost.png`;
+    const stored = await env.FILES_US.put(single, signaturePng(WRITER, 1));
+    const lost = { ...event, object: { key: single, size: stored!.size, eTag: stored!.etag } };
+    expect((await deliver("countersign-dead-letter", "dlq-3", lost)).explicitAcks).toEqual(["dlq-3"]);
+    expect(await read(`${single}.summary.json`)).toMatchObject({ status: "failed", error: { code: "processing_failed" } });
+  });
+
   it("checks a dropped photo of a form with a template: the summary names the box the signature was found in", async () => {
     const created = await postTemplate(org.apiKey, templateBody({ template_id: "loan-v3", boxes: BOX_SPEC }, blankFormPng()));
     expect(created.status, await created.clone().text()).toBe(201);
