@@ -62,7 +62,7 @@ const BucketDropData = z.object({
   }),
   status: z.enum(["completed", "failed", "rejected", "not_submitted"]).meta({
     description:
-      "The job's status; `rejected` carries the reason in `errors` (billing_required, quota_exceeded); `not_submitted`: no job was made (see `errors`); `failed` with job_id null: the drop's event failed every retry (processing_failed)",
+      "The job's status; `rejected` carries the reason in `errors` (billing_required, quota_exceeded, organisation_suspended); `not_submitted`: no job was made (see `errors`); `failed` with job_id null: the drop's event failed every retry (processing_failed)",
   }),
   item_count: z.number().int(),
   decided_count: z.number().int(),

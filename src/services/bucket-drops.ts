@@ -14,7 +14,7 @@ import { logError, logWarn } from "../util/log";
 import { configOf } from "../config";
 import type { Env } from "../env";
 import type { Org } from "../domain/tenancy";
-import { type ProblemError, isProblemError } from "../http/problem";
+import { isProblemError } from "../http/problem";
 import { assertBilling, assertQuota } from "../http/billing";
 import { DEFAULT_POLICY_NAME } from "../domain/policy";
 import {
@@ -84,14 +84,18 @@ interface DropContext {
   env: Env;
   org: Org;
   ctx: CheckContext;
+  /** The organisation, or the one above it, whose suspension refuses the drop; null when none is suspended. */
+  suspendedBy: Org | null;
 }
 
 async function dropContext(env: Env, orgId: string): Promise<DropContext | "gone" | "moving"> {
-  const org = await directory(env.DIRECTORY).getOrg(orgId);
+  // With its ancestors: a suspended parent suspends the organisation too, as the API treats it.
+  const chain = await directory(env.DIRECTORY).orgWithAncestors(orgId);
+  const org = chain[0];
   if (!org) return "gone";
   if (org.movingTo) return "moving";
   const store = regionStore(env, org.region);
-  return { env, org, ctx: { env, org, store, engine: liveCheckEngine() } };
+  return { env, org, ctx: { env, org, store, engine: liveCheckEngine() }, suspendedBy: chain.find((o) => o.suspended) ?? null };
 }
 
 export class RetryLater extends Error {
@@ -347,14 +351,23 @@ async function trySubmit(dc: DropContext, drop: DropRecord, force: boolean): Pro
     return true;
   }
 
-  // Billing and quota refuse the whole drop: a rejected job, and a summary that says why.
-  let refusal: ProblemError | null = null;
-  try {
-    await assertBilling(dc.env, dc.org);
-    await assertQuota(dc.env, { org: dc.org }, prepared.length);
-  } catch (err) {
-    if (!isProblemError(err) || (err.code !== "billing_required" && err.code !== "quota_exceeded")) throw err;
-    refusal = err;
+  // Suspension, billing and quota refuse the whole drop: a rejected job, and a summary that says why.
+  // (The API answers a suspended organisation 401 unauthorized; a drop has no request to answer.)
+  let refusal: ItemError | null = null;
+  if (dc.suspendedBy) {
+    const through = dc.suspendedBy.id === dc.org.id ? "" : ` through ${dc.suspendedBy.id}`;
+    refusal = {
+      code: "organisation_suspended",
+      detail: `The organisation ${dc.org.id} is suspended${through}; nothing was checked or billed.`,
+    };
+  } else {
+    try {
+      await assertBilling(dc.env, dc.org);
+      await assertQuota(dc.env, { org: dc.org }, prepared.length);
+    } catch (err) {
+      if (!isProblemError(err) || (err.code !== "billing_required" && err.code !== "quota_exceeded")) throw err;
+      refusal = { code: err.code, detail: err.detail };
+    }
   }
 
   try {
@@ -410,7 +423,7 @@ async function trySubmit(dc: DropContext, drop: DropRecord, force: boolean): Pro
       return true;
     }
   }
-  if (refusal) plan.error = { code: refusal.code, detail: refusal.detail };
+  if (refusal) plan.error = refusal;
   // Record the plan before anything can finish the job, so the summary finds it.
   if (!(await dropsRepo(store.db).advance(dc.org.id, drop.dropId, "waiting", "submitted", { jobId, plan: JSON.stringify(plan) })))
     return true;

@@ -355,6 +355,48 @@ describe("bucket drops through the S3 endpoint", () => {
     }
   });
 
+  it("a drop of a suspended organisation (or one below a suspended parent) gets a rejected summary carrying organisation_suspended", async () => {
+    const parent = await createOrg();
+    const child = await createOrg({ parentId: parent.orgId });
+    for (const [o, suspend] of [
+      [await createOrg(), null],
+      [child, parent],
+    ] as const) {
+      await operator("POST", `/platform/orgs/${(suspend ?? o).orgId}/suspend`);
+      // The S3 endpoint refuses a suspended organisation's uploads, but R2's own credentials cannot be
+      // revoked early (docs/bucket-drops.md): files land in the bucket and their events still arrive.
+      const folder = `orgs/${o.orgId}/drops/batches/s-1/`;
+      await env.FILES_US.put(`${folder}a.png`, signaturePng(WRITER, 2));
+      const manifest = await env.FILES_US.put(`${folder}manifest.json`, json({ items: [{ file: "a.png", subject_reference: "alice" }] }));
+      const batch = createMessageBatch("countersign-bucket-events", [
+        {
+          id: `suspended-${o.orgId}`,
+          timestamp: new Date(),
+          attempts: 1,
+          body: {
+            account: "local",
+            action: "PutObject",
+            bucket: key.bucket,
+            object: { key: `${folder}manifest.json`, size: manifest!.size, eTag: manifest!.etag },
+            eventTime: new Date().toISOString(),
+          },
+        },
+      ]);
+      const ctx = createExecutionContext();
+      await worker.queue(batch, env, ctx);
+      expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual([`suspended-${o.orgId}`]);
+
+      const summary = JSON.parse(await (await env.FILES_US.get(`${folder}summary.json`))!.text()) as Summary;
+      expect(summary).toMatchObject({ status: "rejected", error: { code: "organisation_suspended" } });
+      expect(summary.error!.detail).toContain(suspend ? `suspended through ${suspend.orgId}` : "is suspended");
+      expect(summary.items[0]).toMatchObject({ decision: null, errors: [{ code: "organisation_suspended" }] });
+      const items = await env.DB_US.prepare("SELECT COUNT(*) AS n FROM check_items WHERE org_id = ? AND state = 'done'")
+        .bind(o.orgId)
+        .first<{ n: number }>();
+      expect(items?.n).toBe(0);
+    }
+  });
+
   it("makes one job of an event that R2 delivers twice", async () => {
     const folder = `${key.prefix}batches/twice/`;
     // Written straight to the bucket, as R2 would store them; then the same notification arrives twice.
