@@ -56,10 +56,13 @@ const ReferenceEventData = z.object({
 const BucketDropData = z.object({
   job_id: z.string().nullable().meta({ description: "The drop's check job; null when nothing could be submitted" }),
   bucket: z.string(),
-  summary_key: z.string().meta({ description: "Object key of the drop's summary.json, beside the drop" }),
+  summary_key: z.string().meta({
+    description:
+      "Object key of the drop's summary.json, beside the drop (`<drop_id>.summary.json` for a manifest uploaded again with the job_id its folder's earlier upload submitted)",
+  }),
   status: z.enum(["completed", "failed", "rejected", "not_submitted"]).meta({
     description:
-      "The job's status; `rejected` carries the reason in `errors` (billing_required, quota_exceeded); `not_submitted`: no file could be checked",
+      "The job's status; `rejected` carries the reason in `errors` (billing_required, quota_exceeded, organisation_suspended); `not_submitted`: no job was made (see `errors`); `failed` with job_id null: the drop's event failed every retry (processing_failed)",
   }),
   item_count: z.number().int(),
   decided_count: z.number().int(),

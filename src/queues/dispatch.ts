@@ -6,7 +6,7 @@ import { consumeLearning, deadLetteredLearning } from "./learning";
 import type { LearnMessage } from "../services/learning";
 import { logError, logWarn } from "../util/log";
 import { consumeWebhooks } from "./webhooks";
-import { consumeBucketEvents } from "./bucket-events";
+import { consumeBucketEvents, deadLetteredBucketEvent } from "./bucket-events";
 
 export const QUEUE_NAMES = {
   checks: "countersign-check-items",
@@ -43,7 +43,7 @@ export async function dispatchQueue(batch: MessageBatch<unknown>, env: Env, _ctx
     case QUEUE_NAMES.learning:
       return consumeLearning(batch as MessageBatch<LearnMessage>, env);
     case QUEUE_NAMES.deadLetter:
-      // Messages that exhausted their retries: logged for operators, then dropped.
+      // Messages that exhausted their retries: logged for operators, and what they were doing ends visibly.
       for (const m of batch.messages) {
         logError("dead-lettered message", undefined, { queue: batch.queue, message_id: m.id, body: m.body });
         const body = m.body as { kind?: string };
@@ -51,6 +51,7 @@ export async function dispatchQueue(batch: MessageBatch<unknown>, env: Env, _ctx
           if (body?.kind === "enrol") await deadLetteredEnrolment(env, body as EnrolMessage);
           if (body?.kind === "check_item") await deadLetteredCheck(env, body);
           if (body?.kind === "learn") await deadLetteredLearning(env, body as LearnMessage);
+          await deadLetteredBucketEvent(env, m.body);
           m.ack();
         } catch (err) {
           logError("dead-letter handling failed", err, { queue: batch.queue, message_id: m.id });

@@ -10,11 +10,11 @@
 import { emitBucketDropCompleted } from "./webhook-emitters";
 import type { RegionStore } from "../domain/tenancy";
 import { bucketNames } from "../s3/config";
-import { logWarn } from "../util/log";
+import { logError, logWarn } from "../util/log";
 import { configOf } from "../config";
 import type { Env } from "../env";
 import type { Org } from "../domain/tenancy";
-import { type ProblemError, isProblemError } from "../http/problem";
+import { isProblemError } from "../http/problem";
 import { assertBilling, assertQuota } from "../http/billing";
 import { DEFAULT_POLICY_NAME } from "../domain/policy";
 import {
@@ -28,7 +28,7 @@ import {
   type DropKey,
   type ManifestItemValue,
 } from "../domain/drop";
-import type { NormalisedItem } from "../domain/check-request";
+import { MAX_DOCUMENT_BYTES, type NormalisedItem } from "../domain/check-request";
 import { checkId, isFinished } from "../domain/job";
 import { jobObject } from "../../durable-objects/job-client";
 import { directory } from "../storage/directory";
@@ -84,14 +84,18 @@ interface DropContext {
   env: Env;
   org: Org;
   ctx: CheckContext;
+  /** The organisation, or the one above it, whose suspension refuses the drop; null when none is suspended. */
+  suspendedBy: Org | null;
 }
 
 async function dropContext(env: Env, orgId: string): Promise<DropContext | "gone" | "moving"> {
-  const org = await directory(env.DIRECTORY).getOrg(orgId);
+  // With its ancestors: a suspended parent suspends the organisation too, as the API treats it.
+  const chain = await directory(env.DIRECTORY).orgWithAncestors(orgId);
+  const org = chain[0];
   if (!org) return "gone";
   if (org.movingTo) return "moving";
   const store = regionStore(env, org.region);
-  return { env, org, ctx: { env, org, store, engine: liveCheckEngine() } };
+  return { env, org, ctx: { env, org, store, engine: liveCheckEngine() }, suspendedBy: chain.find((o) => o.suspended) ?? null };
 }
 
 export class RetryLater extends Error {
@@ -100,9 +104,13 @@ export class RetryLater extends Error {
   }
 }
 
+function createsObject(msg: R2EventMessage): boolean {
+  return msg.action === "PutObject" || msg.action === "CompleteMultipartUpload" || msg.action === "CopyObject";
+}
+
 /** One upload event. Throws RetryLater (or anything) to have the message retried. */
 export async function handleObjectEvent(env: Env, msg: R2EventMessage): Promise<void> {
-  if (msg.action !== "PutObject" && msg.action !== "CompleteMultipartUpload" && msg.action !== "CopyObject") return;
+  if (!createsObject(msg)) return;
   const where = readDropKey(msg.object.key);
   if (!where || where.kind === "output") return;
   const dc = await dropContext(env, where.orgId);
@@ -115,7 +123,6 @@ export async function handleObjectEvent(env: Env, msg: R2EventMessage): Promise<
     return;
   }
   const store = dc.ctx.store;
-  const dropId = `drop_${await shortHash(`${msg.object.key}\n${msg.object.eTag ?? ""}\n${msg.eventTime}`)}`;
   const repo = dropsRepo(store.db);
 
   if (where.kind === "batch_file") {
@@ -123,11 +130,8 @@ export async function handleObjectEvent(env: Env, msg: R2EventMessage): Promise<
     for (const d of await repo.waitingIn(dc.org.id, where.folder)) await trySubmit(dc, d, false);
     return;
   }
-  const summaryKey = where.kind === "manifest" ? `${where.folder}${SUMMARY_NAME}` : `${msg.object.key}${SUMMARY_SUFFIX}`;
-  const folder = where.kind === "unsupported" ? msg.object.key.slice(0, msg.object.key.lastIndexOf("/") + 1) : where.folder;
-  const waitUntil = new Date(Date.now() + waitSeconds(env) * 1000).toISOString();
-  await repo.claim({ orgId: dc.org.id, dropId, objectKey: msg.object.key, folder, summaryKey, state: "waiting", jobId: null, waitUntil });
-  const drop = (await repo.get(dc.org.id, dropId))!;
+  const drop = await claimDrop(dc, msg, where);
+  const dropId = drop.dropId;
   if (drop.state === "submitted" && drop.jobId) {
     // A delivery that died after submitting but maybe before queueing: queue the items again (running an
     // item is idempotent), unless the job is under way or over.
@@ -152,6 +156,64 @@ export async function handleObjectEvent(env: Env, msg: R2EventMessage): Promise<
       delaySeconds: Math.min(43200, waitSeconds(env)),
     });
   }
+}
+
+/** The drop an event starts: recorded at its first delivery, found again at every later one. */
+async function claimDrop(
+  dc: DropContext,
+  msg: R2EventMessage,
+  where: Extract<DropKey, { kind: "manifest" | "single" | "unsupported" }>,
+): Promise<DropRecord> {
+  const repo = dropsRepo(dc.ctx.store.db);
+  const dropId = `drop_${await shortHash(`${msg.object.key}\n${msg.object.eTag ?? ""}\n${msg.eventTime}`)}`;
+  const summaryKey = where.kind === "manifest" ? `${where.folder}${SUMMARY_NAME}` : `${msg.object.key}${SUMMARY_SUFFIX}`;
+  const folder = where.kind === "unsupported" ? msg.object.key.slice(0, msg.object.key.lastIndexOf("/") + 1) : where.folder;
+  const waitUntil = new Date(Date.now() + waitSeconds(dc.env) * 1000).toISOString();
+  await repo.claim({ orgId: dc.org.id, dropId, objectKey: msg.object.key, folder, summaryKey, state: "waiting", jobId: null, waitUntil });
+  return (await repo.get(dc.org.id, dropId))!;
+}
+
+/**
+ * A bucket-events message that ran out of retries (dispatch.ts, dead-letter queue): its drop, if it made
+ * no job and has no summary yet, ends with a failed summary.json instead of waiting forever. A submitted
+ * drop is left to its job, whose items end (as processing_failed at worst) and write the summary.
+ */
+export async function deadLetteredDrop(env: Env, msg: R2EventMessage | DropDeadlineMessage): Promise<void> {
+  let orgId: string;
+  let event: { msg: R2EventMessage; where: Extract<DropKey, { kind: "manifest" | "single" | "unsupported" }> } | null = null;
+  if ("kind" in msg) orgId = msg.orgId;
+  else {
+    if (!createsObject(msg)) return;
+    const where = readDropKey(msg.object.key);
+    // A batch file's event only looks at the drops of its folder, which end through their own messages.
+    if (!where || where.kind === "output" || where.kind === "batch_file") return;
+    orgId = where.orgId;
+    event = { msg, where };
+  }
+  const dc = await dropContext(env, orgId);
+  if (dc === "gone") return;
+  if (dc === "moving") {
+    // Its region's storage is being copied: nothing can be written for the drop now.
+    logError("dead-lettered bucket event of an organisation still moving; its drop stays unfinished", undefined, { org_id: orgId });
+    return;
+  }
+  if (event && regionOfBucket(env, event.msg.bucket) !== dc.org.region) return;
+  // The drop may never have been recorded (its first delivery failed before that): record it now.
+  const drop = event
+    ? await claimDrop(dc, event.msg, event.where)
+    : await dropsRepo(dc.ctx.store.db).get(orgId, (msg as DropDeadlineMessage).dropId);
+  if (drop?.state !== "waiting") return;
+  const again = readDropKey(drop.objectKey)?.kind === "manifest" ? `upload ${MANIFEST_NAME} again` : "upload the file again";
+  await finishWithoutJob(
+    dc,
+    drop,
+    {
+      code: "processing_failed",
+      detail: `The drop could not be processed after repeated attempts; nothing was checked. To retry, ${again}.`,
+    },
+    [],
+    "failed",
+  );
 }
 
 /** The wait of a batch is over: submit what is there, the missing files as item errors. */
@@ -227,6 +289,11 @@ async function trySubmit(dc: DropContext, drop: DropRecord, force: boolean): Pro
       entry.errors.push({ code: "file_missing", detail: `${it.file} was not in the batch folder when its wait ended.` });
       continue;
     }
+    // Refused by its size alone, never read: an object may be far larger than a Worker's memory.
+    if (heads[i].size > MAX_DOCUMENT_BYTES) {
+      entry.errors.push(tooLarge(it.file, heads[i].size));
+      continue;
+    }
     if (it.template_id && !templates.get(it.template_id)) {
       entry.errors.push({ code: "template_not_found", detail: `The template ${it.template_id} does not exist.` });
       continue;
@@ -236,10 +303,16 @@ async function trySubmit(dc: DropContext, drop: DropRecord, force: boolean): Pro
       entry.errors.push({ code: "file_missing", detail: `${it.file} was deleted before it was read.` });
       continue;
     }
-    const bytes = new Uint8Array(await obj.arrayBuffer());
+    if (obj.size > MAX_DOCUMENT_BYTES) {
+      await obj.body.cancel();
+      entry.errors.push(tooLarge(it.file, obj.size));
+      continue;
+    }
+    // One file's bytes at a time, for its inspection only: createJob copies the file into the inbox as a
+    // stream (the etag pins the version inspected), so a drop's memory does not grow with its files.
     let pages: number;
     try {
-      pages = (await dc.ctx.engine.inspect(bytes)).pages;
+      pages = (await dc.ctx.engine.inspect(new Uint8Array(await obj.arrayBuffer()))).pages;
     } catch (err) {
       if (!isVerifyError(err)) throw err;
       const why = err.code === "unsupported_format" ? `${err.message}; documents must be PNG, JPEG, TIFF or PDF` : err.message;
@@ -262,7 +335,7 @@ async function trySubmit(dc: DropContext, drop: DropRecord, force: boolean): Pro
     };
     prepared.push({
       item,
-      input: { bytes, contentType: obj.httpMetadata?.contentType ?? null, fileName: item.fileName },
+      input: { sourceKey: keys[i], etag: obj.etag, contentType: obj.httpMetadata?.contentType ?? null, fileName: item.fileName },
       pages,
       references: [],
     });
@@ -278,14 +351,23 @@ async function trySubmit(dc: DropContext, drop: DropRecord, force: boolean): Pro
     return true;
   }
 
-  // Billing and quota refuse the whole drop: a rejected job, and a summary that says why.
-  let refusal: ProblemError | null = null;
-  try {
-    await assertBilling(dc.env, dc.org);
-    await assertQuota(dc.env, { org: dc.org }, prepared.length);
-  } catch (err) {
-    if (!isProblemError(err) || (err.code !== "billing_required" && err.code !== "quota_exceeded")) throw err;
-    refusal = err;
+  // Suspension, billing and quota refuse the whole drop: a rejected job, and a summary that says why.
+  // (The API answers a suspended organisation 401 unauthorized; a drop has no request to answer.)
+  let refusal: ItemError | null = null;
+  if (dc.suspendedBy) {
+    const through = dc.suspendedBy.id === dc.org.id ? "" : ` through ${dc.suspendedBy.id}`;
+    refusal = {
+      code: "organisation_suspended",
+      detail: `The organisation ${dc.org.id} is suspended${through}; nothing was checked or billed.`,
+    };
+  } else {
+    try {
+      await assertBilling(dc.env, dc.org);
+      await assertQuota(dc.env, { org: dc.org }, prepared.length);
+    } catch (err) {
+      if (!isProblemError(err) || (err.code !== "billing_required" && err.code !== "quota_exceeded")) throw err;
+      refusal = { code: err.code, detail: err.detail };
+    }
   }
 
   try {
@@ -302,6 +384,26 @@ async function trySubmit(dc: DropContext, drop: DropRecord, force: boolean): Pro
     if (!(isProblemError(err) && err.code === "conflict")) throw err;
     // The job exists: made by an earlier delivery of this drop (carry on), or a job_id the manifest reuses.
     const existing = await dropsRepo(store.db).byJob(dc.org.id, jobId);
+    if (existing && existing.dropId !== drop.dropId && existing.folder === drop.folder) {
+      // The manifest uploaded again (a second `aws s3 cp --recursive`): the folder's summary.json is that
+      // job's and stays; this drop's refusal goes beside it, under its own name.
+      logWarn("bucket drop repeats a job_id this folder's earlier drop submitted", {
+        org_id: dc.org.id,
+        drop_id: drop.dropId,
+        job_id: jobId,
+        earlier_drop_id: existing.dropId,
+      });
+      await finishWithoutJob(
+        dc,
+        { ...drop, summaryKey: `${drop.folder}${drop.dropId}${SUMMARY_SUFFIX}` },
+        {
+          code: "job_id_in_use",
+          detail: `${MANIFEST_NAME}: job_id ${jobId} was submitted by an earlier upload of this manifest, whose results are in ${SUMMARY_NAME}; this upload checked nothing. To check the files again, give the manifest another job_id.`,
+        },
+        entries,
+      );
+      return true;
+    }
     if (existing && existing.dropId !== drop.dropId) {
       await finishWithoutJob(
         dc,
@@ -321,7 +423,7 @@ async function trySubmit(dc: DropContext, drop: DropRecord, force: boolean): Pro
       return true;
     }
   }
-  if (refusal) plan.error = { code: refusal.code, detail: refusal.detail };
+  if (refusal) plan.error = refusal;
   // Record the plan before anything can finish the job, so the summary finds it.
   if (!(await dropsRepo(store.db).advance(dc.org.id, drop.dropId, "waiting", "submitted", { jobId, plan: JSON.stringify(plan) })))
     return true;
@@ -339,12 +441,26 @@ async function trySubmit(dc: DropContext, drop: DropRecord, force: boolean): Pro
   return true;
 }
 
+function tooLarge(file: string, size: number): ItemError {
+  return {
+    code: "too_large",
+    detail: `${file}: the file has ${size} bytes; a document may have at most ${MAX_DOCUMENT_BYTES} (${MAX_DOCUMENT_BYTES / 1024 / 1024} MB).`,
+  };
+}
+
 /** A drop that made no job (its manifest or every file was refused): its summary says which and why. */
-async function finishWithoutJob(dc: DropContext, drop: DropRecord, error: ItemError, entries: PlanEntry[]): Promise<void> {
+async function finishWithoutJob(
+  dc: DropContext,
+  drop: DropRecord,
+  error: ItemError,
+  entries: PlanEntry[],
+  status: "not_submitted" | "failed" = "not_submitted",
+): Promise<void> {
   const plan: DropPlan = { manifest: drop.objectKey, policy: null, error, entries };
-  const summary = renderSummary(dc.env, drop, plan, null, []);
+  const summary = renderSummary(dc.env, drop, plan, null, [], status);
   await dc.ctx.store.files.put(drop.summaryKey, JSON.stringify(summary, null, 2), { httpMetadata: { contentType: "application/json" } });
-  if (await dropsRepo(dc.ctx.store.db).advance(dc.org.id, drop.dropId, "waiting", "summarised", { plan: JSON.stringify(plan) })) {
+  const set = { plan: JSON.stringify(plan), summaryKey: drop.summaryKey };
+  if (await dropsRepo(dc.ctx.store.db).advance(dc.org.id, drop.dropId, "waiting", "summarised", set)) {
     await onBucketDropSummaryWritten(dc.env, dc.org, dc.ctx.store, summary);
   }
 }
@@ -380,6 +496,8 @@ function renderSummary(
   plan: DropPlan,
   job: { jobId: string; status: string; policy: string; createdAt: string; completedAt: string | null } | null,
   results: NonNullable<ReturnType<typeof storedResultOf>>[],
+  /** The status of a drop that made no job: refused before it (`not_submitted`), or dead-lettered (`failed`). */
+  withoutJob: "not_submitted" | "failed" = "not_submitted",
 ) {
   const base = configOf(env).apiBaseUrl ?? "";
   const byIndex = new Map(results.map((r) => [r.item_index, r]));
@@ -407,7 +525,7 @@ function renderSummary(
     source: "bucket",
     drop: { key: drop.objectKey, folder: drop.folder, summary_key: drop.summaryKey },
     job_id: job?.jobId ?? null,
-    status: job?.status ?? "not_submitted",
+    status: job?.status ?? withoutJob,
     status_url: job ? `${base}/sig/checks/${job.jobId}` : null,
     policy: job?.policy ?? plan.policy,
     error: plan.error,

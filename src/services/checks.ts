@@ -56,9 +56,21 @@ export interface PreparedInput {
   fileName: string | null;
 }
 
+/**
+ * A document already in the region's bucket (a bucket drop's file): createJob copies it into the inbox as
+ * a stream, so a job of many large files never holds their bytes at once. `etag` is the version that was
+ * inspected; a file replaced since fails the copy (and the job's creation) instead of being checked unseen.
+ */
+export interface BucketInput {
+  sourceKey: string;
+  etag: string;
+  contentType: string | null;
+  fileName: string | null;
+}
+
 export interface PreparedItem {
   item: NormalisedItem;
-  input: PreparedInput;
+  input: PreparedInput | BucketInput;
   pages: number;
   references: PreparedInput[];
 }
@@ -107,16 +119,16 @@ export async function createJob(
   const now = new Date();
   const nowIso = now.toISOString();
   const orgId = ctx.org.id;
-  const files: { key: string; bytes: Uint8Array; contentType: string }[] = [];
+  const files: { key: string; doc: PreparedInput | BucketInput; contentType: string }[] = [];
   // A document named by several items or references (one PreparedInput) is stored once, under the key
   // of its first use: the inbox holds each upload once, and the queue's reference cache (modelFor) finds
   // the features of a shared reference under one key.
-  const stored = new Map<PreparedInput, string>();
-  const store = (doc: PreparedInput, key: string): string => {
+  const stored = new Map<PreparedInput | BucketInput, string>();
+  const store = (doc: PreparedInput | BucketInput, key: string): string => {
     const known = stored.get(doc);
     if (known) return known;
     stored.set(doc, key);
-    files.push({ key, bytes: doc.bytes, contentType: doc.contentType ?? "application/octet-stream" });
+    files.push({ key, doc, contentType: doc.contentType ?? "application/octet-stream" });
     return key;
   };
   const templateVersions = new Map<string, string | null>();
@@ -188,9 +200,18 @@ export async function createJob(
   }
   try {
     // Several writes in flight: a 100-item job's inputs are 100 objects, each a round trip to R2.
-    await mapLimited(files, INBOX_WRITE_CONCURRENCY, (f) =>
-      ctx.store.files.put(f.key, f.bytes, { httpMetadata: { contentType: f.contentType } }),
-    );
+    await mapLimited(files, INBOX_WRITE_CONCURRENCY, async (f) => {
+      if ("bytes" in f.doc) return ctx.store.files.put(f.key, f.doc.bytes, { httpMetadata: { contentType: f.contentType } });
+      const src = await ctx.store.files.get(f.doc.sourceKey, { onlyIf: { etagMatches: f.doc.etag } });
+      if (!src || !("body" in src)) throw new Error(`${f.doc.sourceKey} was replaced or deleted after it was inspected`);
+      // put() takes a stream only of known length; an object body is not always taken as one.
+      const copy = new FixedLengthStream(src.size);
+      const [put] = await Promise.all([
+        ctx.store.files.put(f.key, copy.readable, { httpMetadata: { contentType: f.contentType } }),
+        src.body.pipeTo(copy.writable),
+      ]);
+      return put;
+    });
     await jobObject(ctx.env, orgId, args.jobId).init(orgId, args.jobId, itemRows.length);
   } catch (err) {
     logError("check inputs could not be stored", err, { job_id: args.jobId });

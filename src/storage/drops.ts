@@ -102,13 +102,13 @@ export function dropsRepo(db: D1Database) {
       dropId: string,
       from: DropState,
       to: DropState,
-      set: { jobId?: string | null; plan?: string | null } = {},
+      set: { jobId?: string | null; plan?: string | null; summaryKey?: string } = {},
     ): Promise<boolean> {
       const res = await db
         .prepare(
-          "UPDATE bucket_drops SET state = ?, job_id = COALESCE(?, job_id), plan = COALESCE(?, plan), updated_at = ? WHERE org_id = ? AND drop_id = ? AND state = ?",
+          "UPDATE bucket_drops SET state = ?, job_id = COALESCE(?, job_id), plan = COALESCE(?, plan), summary_key = COALESCE(?, summary_key), updated_at = ? WHERE org_id = ? AND drop_id = ? AND state = ?",
         )
-        .bind(to, set.jobId ?? null, set.plan ?? null, new Date().toISOString(), orgId, dropId, from)
+        .bind(to, set.jobId ?? null, set.plan ?? null, set.summaryKey ?? null, new Date().toISOString(), orgId, dropId, from)
         .run();
       return (res.meta.changes ?? 0) > 0;
     },

@@ -18,6 +18,7 @@ import { signaturePng } from "../helpers/signatures";
 import { issueBucketKey, s3Client, type IssuedBucketKey } from "../helpers/s3";
 import { BOX_SPEC, blankFormPng, photographedForm, postTemplate, templateBody } from "../helpers/forms";
 import { until } from "../helpers/wait";
+import { MAX_DOCUMENT_BYTES } from "../../src/domain/check-request";
 
 const WRITER = 31;
 let org: CreatedOrg;
@@ -396,6 +397,48 @@ describe("bucket drops through the S3 endpoint", () => {
     }
   });
 
+  it("a drop of a suspended organisation (or one below a suspended parent) gets a rejected summary carrying organisation_suspended", async () => {
+    const parent = await createOrg();
+    const child = await createOrg({ parentId: parent.orgId });
+    for (const [o, suspend] of [
+      [await createOrg(), null],
+      [child, parent],
+    ] as const) {
+      await operator("POST", `/platform/orgs/${(suspend ?? o).orgId}/suspend`);
+      // The S3 endpoint refuses a suspended organisation's uploads, but R2's own credentials cannot be
+      // revoked early (docs/bucket-drops.md): files land in the bucket and their events still arrive.
+      const folder = `orgs/${o.orgId}/drops/batches/s-1/`;
+      await env.FILES_US.put(`${folder}a.png`, signaturePng(WRITER, 2));
+      const manifest = await env.FILES_US.put(`${folder}manifest.json`, json({ items: [{ file: "a.png", subject_reference: "alice" }] }));
+      const batch = createMessageBatch("countersign-bucket-events", [
+        {
+          id: `suspended-${o.orgId}`,
+          timestamp: new Date(),
+          attempts: 1,
+          body: {
+            account: "local",
+            action: "PutObject",
+            bucket: key.bucket,
+            object: { key: `${folder}manifest.json`, size: manifest!.size, eTag: manifest!.etag },
+            eventTime: new Date().toISOString(),
+          },
+        },
+      ]);
+      const ctx = createExecutionContext();
+      await worker.queue(batch, env, ctx);
+      expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual([`suspended-${o.orgId}`]);
+
+      const summary = JSON.parse(await (await env.FILES_US.get(`${folder}summary.json`))!.text()) as Summary;
+      expect(summary).toMatchObject({ status: "rejected", error: { code: "organisation_suspended" } });
+      expect(summary.error!.detail).toContain(suspend ? `suspended through ${suspend.orgId}` : "is suspended");
+      expect(summary.items[0]).toMatchObject({ decision: null, errors: [{ code: "organisation_suspended" }] });
+      const items = await env.DB_US.prepare("SELECT COUNT(*) AS n FROM check_items WHERE org_id = ? AND state = 'done'")
+        .bind(o.orgId)
+        .first<{ n: number }>();
+      expect(items?.n).toBe(0);
+    }
+  });
+
   it("makes one job of an event that R2 delivers twice", async () => {
     const folder = `${key.prefix}batches/twice/`;
     // Written straight to the bucket, as R2 would store them; then the same notification arrives twice.
@@ -433,6 +476,113 @@ describe("bucket drops through the S3 endpoint", () => {
       .bind(org.orgId)
       .first<{ n: number }>();
     expect(usage?.n).toBe(1);
+  });
+
+  it("refuses a file over the document limit from its size alone, and checks the rest of the drop", async () => {
+    const folder = `${key.prefix}batches/big-1/`;
+    // Written straight to the bucket (the S3 endpoint takes at most 50 MB a request; the AWS CLI would
+    // send this as a multipart upload), then its manifest's notification is delivered.
+    await env.FILES_US.put(`${folder}a.png`, signaturePng(WRITER, 2), { httpMetadata: { contentType: "image/png" } });
+    await env.FILES_US.put(`${folder}huge.png`, new Uint8Array(MAX_DOCUMENT_BYTES + 1));
+    const manifest = await env.FILES_US.put(
+      `${folder}manifest.json`,
+      json({
+        defaults: { subject_reference: "alice" },
+        items: [
+          { file: "a.png", reference: "small" },
+          { file: "huge.png", reference: "big" },
+        ],
+      }),
+    );
+    const batch = createMessageBatch("countersign-bucket-events", [
+      {
+        id: "big-1",
+        timestamp: new Date(),
+        attempts: 1,
+        body: {
+          account: "local",
+          action: "CompleteMultipartUpload",
+          bucket: key.bucket,
+          object: { key: `${folder}manifest.json`, size: manifest!.size, eTag: manifest!.etag },
+          eventTime: new Date().toISOString(),
+        },
+      },
+    ]);
+    // The region's bucket as the consumer sees it, noting every object it reads.
+    const reads: string[] = [];
+    const files = new Proxy(env.FILES_US, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop);
+        if (prop === "get") return (k: string, o?: R2GetOptions) => (reads.push(k), target.get(k, o));
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const ctx = createExecutionContext();
+    await worker.queue(batch, { ...env, FILES_US: files }, ctx);
+    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["big-1"]);
+    expect(reads).toContain(`${folder}a.png`);
+    expect(reads).not.toContain(`${folder}huge.png`);
+
+    const summary = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary;
+    expect(summary).toMatchObject({ status: "completed", error: null, counts: { items: 2, decided: 1, errors: 1 } });
+    expect(summary.items[0]).toMatchObject({ file: "a.png", item_index: 0, errors: [] });
+    expect(summary.items[0].decision).not.toBeNull();
+    expect(summary.items[1]).toMatchObject({ file: "huge.png", item_index: null, decision: null, errors: [{ code: "too_large" }] });
+    expect(summary.items[1].errors[0].detail).toContain("huge.png");
+    expect(summary.items[1].errors[0].detail).toContain(String(MAX_DOCUMENT_BYTES));
+    const job = (await (await api(`/sig/checks/${summary.job_id}`, { key: org.apiKey })).json()) as { item_count: number };
+    expect(job.item_count).toBe(1);
+  });
+
+  it("a re-upload of a manifest whose job_id this folder's earlier drop submitted leaves that summary.json alone", async () => {
+    // A second run of `aws s3 cp --recursive` sends the same manifest again: a new event, a new drop.
+    const folder = `${key.prefix}batches/again/`;
+    await s3.send(
+      new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}a.png`, Body: signaturePng(WRITER, 4), ContentType: "image/png" }),
+    );
+    const manifest = json({ job_id: "again-1", items: [{ file: "a.png", subject_reference: "alice" }] });
+    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}manifest.json`, Body: manifest }));
+    const first = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary;
+    expect(first).toMatchObject({ job_id: "again-1", status: "completed", error: null });
+
+    const stored = await env.FILES_US.put(`${folder}manifest.json`, manifest);
+    const batch = createMessageBatch("countersign-bucket-events", [
+      {
+        id: "again-2",
+        timestamp: new Date(),
+        attempts: 1,
+        body: {
+          account: "local",
+          action: "PutObject",
+          bucket: key.bucket,
+          object: { key: `${folder}manifest.json`, size: stored!.size, eTag: stored!.etag },
+          eventTime: new Date(Date.now() + 1000).toISOString(),
+        },
+      },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(batch, env, ctx);
+    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["again-2"]);
+
+    const drops = await env.DB_US.prepare(
+      "SELECT drop_id, state, summary_key FROM bucket_drops WHERE org_id = ? AND object_key = ? ORDER BY created_at",
+    )
+      .bind(org.orgId, `${folder}manifest.json`)
+      .all<{ drop_id: string; state: string; summary_key: string }>();
+    expect(drops.results).toHaveLength(2);
+    const second = drops.results.find((d) => d.summary_key !== `${folder}summary.json`);
+    expect(second).toMatchObject({ state: "summarised", summary_key: `${folder}${second?.drop_id}.summary.json` });
+
+    // The finished job's summary stands; the refusal is beside it, where a listing of the folder shows it.
+    expect(JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`))).toEqual(first);
+    const refusal = JSON.parse(await waitForObject(s3, key.bucket, second!.summary_key)) as Summary;
+    expect(refusal).toMatchObject({ job_id: null, status: "not_submitted", error: { code: "job_id_in_use" } });
+    expect(refusal.error!.detail).toMatch(/again-1/);
+    expect(refusal.error!.detail).toMatch(/earlier upload/);
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: key.bucket, Prefix: folder }));
+    expect(listed.Contents?.map((c) => c.Key)).toContain(second!.summary_key);
+    const jobs = (await (await api("/sig/checks?source=bucket", { key: org.apiKey })).json()) as { jobs: { job_id: string }[] };
+    expect(jobs.jobs.filter((j) => j.job_id === "again-1")).toHaveLength(1);
   });
 
   it("a manifest uploaded before its files waits for them; when the wait ends, a missing file is an item error", async () => {
@@ -476,6 +626,98 @@ describe("bucket drops through the S3 endpoint", () => {
     const summary = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary;
     expect(summary).toMatchObject({ job_id: "late-1", status: "completed", counts: { items: 2, decided: 1, errors: 1 } });
     expect(summary.items[1]).toMatchObject({ file: "b.png", decision: null, errors: [{ code: "file_missing" }] });
+  });
+
+  it("waits out an organisation's move with fresh delayed messages, not its retries, until a deadline", async () => {
+    const o = await createOrg();
+    const folder = `orgs/${o.orgId}/drops/batches/m-1/`;
+    await env.FILES_US.put(`${folder}a.png`, signaturePng(WRITER, 2));
+    const manifest = await env.FILES_US.put(`${folder}manifest.json`, json({ items: [{ file: "a.png", subject_reference: "alice" }] }));
+    const event = {
+      account: "local",
+      action: "PutObject",
+      bucket: key.bucket,
+      object: { key: `${folder}manifest.json`, size: manifest!.size, eTag: manifest!.etag },
+      eventTime: new Date().toISOString(),
+    };
+    await operator("POST", `/platform/orgs/${o.orgId}/move/begin`, { region: "eu" });
+    // The bucket-events queue as the consumer sees it: what it sends is kept here, not delivered.
+    const sent: { body: typeof event & { deferUntil?: number }; delaySeconds?: number }[] = [];
+    const queueEnv = {
+      ...env,
+      BUCKET_EVENTS_QUEUE: {
+        send: async (body: unknown, o?: { delaySeconds?: number }) =>
+          void sent.push({ body: body as never, delaySeconds: o?.delaySeconds }),
+      },
+    } as unknown as typeof env;
+    const deliver = async (id: string, body: unknown) => {
+      const batch = createMessageBatch("countersign-bucket-events", [{ id, timestamp: new Date(), attempts: 1, body }]);
+      const ctx = createExecutionContext();
+      await worker.queue(batch, queueEnv, ctx);
+      return getQueueResult(batch, ctx);
+    };
+
+    const first = await deliver("move-1", event);
+    expect(first.explicitAcks).toEqual(["move-1"]);
+    expect(first.retryMessages).toEqual([]);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ body: { ...event, deferUntil: expect.any(Number) }, delaySeconds: 30 });
+    expect(sent[0].body.deferUntil).toBeGreaterThan(Date.now() + 23 * 3600_000);
+    // The re-sent message waits again under the same deadline.
+    expect((await deliver("move-2", sent[0].body)).explicitAcks).toEqual(["move-2"]);
+    expect(sent[1].body.deferUntil).toBe(sent[0].body.deferUntil);
+    // Past the deadline it is retried as a failure (and ends in the dead-letter queue once those run out).
+    const late = await deliver("move-3", { ...event, deferUntil: Date.now() - 1 });
+    expect(late.explicitAcks).toEqual([]);
+    expect(late.retryMessages.map((m: { msgId: string }) => m.msgId)).toEqual(["move-3"]);
+    expect(sent).toHaveLength(2);
+  });
+
+  it("a bucket event that ran out of retries ends its drop with a failed summary.json", async () => {
+    const folder = `${key.prefix}batches/dead-1/`;
+    // A manifest whose file never comes: its drop is recorded and waits.
+    const manifest = await env.FILES_US.put(`${folder}manifest.json`, json({ items: [{ file: "never.png", subject_reference: "alice" }] }));
+    const event = {
+      account: "local",
+      action: "PutObject",
+      bucket: key.bucket,
+      object: { key: `${folder}manifest.json`, size: manifest!.size, eTag: manifest!.etag },
+      eventTime: new Date().toISOString(),
+    };
+    const queueEnv = { ...env, BUCKET_EVENTS_QUEUE: { send: async () => undefined } } as unknown as typeof env;
+    const deliver = async (queue: string, id: string, body: unknown, to = env) => {
+      const batch = createMessageBatch(queue, [{ id, timestamp: new Date(), attempts: 1, body }]);
+      const ctx = createExecutionContext();
+      await worker.queue(batch, to, ctx);
+      return getQueueResult(batch, ctx);
+    };
+    expect((await deliver("countersign-bucket-events", "dead-1", event, queueEnv)).explicitAcks).toEqual(["dead-1"]);
+    const row = () =>
+      env.DB_US.prepare("SELECT state FROM bucket_drops WHERE org_id = ? AND object_key = ?")
+        .bind(org.orgId, event.object.key)
+        .first<{ state: string }>();
+    expect((await row())?.state).toBe("waiting");
+
+    // Its message (or a later one of the drop) is dead-lettered.
+    expect((await deliver("countersign-dead-letter", "dlq-1", event)).explicitAcks).toEqual(["dlq-1"]);
+    const read = async (k: string) => {
+      const obj = await env.FILES_US.get(k);
+      return obj ? (JSON.parse(await obj.text()) as Summary) : null;
+    };
+    const summary = await read(`${folder}summary.json`);
+    expect(summary).toMatchObject({ job_id: null, status: "failed", error: { code: "processing_failed" } });
+    expect(summary!.error!.detail).toMatch(/repeated attempts.*manifest\.json again/);
+    expect((await row())?.state).toBe("summarised");
+    // Delivered to the dead-letter queue again: the summary stands as it was.
+    expect((await deliver("countersign-dead-letter", "dlq-2", event)).explicitAcks).toEqual(["dlq-2"]);
+    expect(await read(`${folder}summary.json`)).toEqual(summary);
+
+    // A single file whose every delivery failed before its drop was even recorded.
+    const single = `${key.prefix}inbox/alice/lost.png`;
+    const stored = await env.FILES_US.put(single, signaturePng(WRITER, 1));
+    const lost = { ...event, object: { key: single, size: stored!.size, eTag: stored!.etag } };
+    expect((await deliver("countersign-dead-letter", "dlq-3", lost)).explicitAcks).toEqual(["dlq-3"]);
+    expect(await read(`${single}.summary.json`)).toMatchObject({ status: "failed", error: { code: "processing_failed" } });
   });
 
   it("checks a dropped photo of a form with a template: the summary names the box the signature was found in", async () => {
