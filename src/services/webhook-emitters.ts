@@ -113,7 +113,14 @@ export async function emitQueuedReference(deps: EmitDeps, subjectReference: stri
 /** `bucket.drop.completed`: once per drop, when its summary.json has been written. */
 export async function emitBucketDropCompleted(deps: EmitDeps, drop: { bucket: string; summary: DropSummary }): Promise<void> {
   const { summary } = drop;
-  const id = await deterministicEventId(deps.org.id, "bucket.drop.completed", summary.drop.summary_key);
+  // One event per drop: a folder takes later drops too (a new manifest, a new job) that write the same
+  // summary key, so the key alone would give them the first drop's id and they would be dropped as repeats.
+  // The job id (or, for a drop without a job, its creation time) tells them apart and stays fixed for one drop.
+  const id = await deterministicEventId(
+    deps.org.id,
+    "bucket.drop.completed",
+    `${summary.drop.summary_key}/${summary.job_id ?? ""}/${summary.created_at}`,
+  );
   const status = summary.status === "queued" || summary.status === "running" ? "completed" : summary.status;
   await publishEvent(deps, "sig", {
     id,

@@ -79,6 +79,40 @@ describe("bucket.drop.completed", () => {
     });
   });
 
+  it("tells of every drop into one folder: a second manifest, a second job, a second event", async () => {
+    const org = await createOrg();
+    await enrolWriter(org.apiKey, "alice", WRITER, 3);
+    const path = await receiver(org, ["bucket.drop.completed"]);
+    const key = await issueBucketKey(org.apiKey);
+    const s3 = s3Client(key.access_key_id, key.secret_access_key);
+    const folder = `${key.prefix}batches/ev-twice/`;
+    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}a.png`, Body: signaturePng(WRITER, 5) }));
+    const drop = async (items: unknown[]) => {
+      await s3.send(
+        new PutObjectCommand({
+          Bucket: key.bucket,
+          Key: `${folder}manifest.json`,
+          Body: json({ defaults: { subject_reference: "alice" }, items }),
+        }),
+      );
+    };
+    await drop([{ file: "a.png" }]);
+    const first = await readSummary(s3, key.bucket, `${folder}summary.json`);
+    await waitForWebhooks(path, (g) => ofType(g, "bucket.drop.completed").length >= 1);
+    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: `${folder}b.png`, Body: signaturePng(WRITER, 6) }));
+    await drop([{ file: "a.png" }, { file: "b.png" }]);
+    const second = await until(
+      () => readSummary(s3, key.bucket, `${folder}summary.json`),
+      (s) => s.job_id !== first.job_id,
+      { what: "the second drop's summary", pauseMs: 150 },
+    );
+    const got = await waitForWebhooks(path, (g) => ofType(g, "bucket.drop.completed").length >= 2);
+    expect(ofType(got, "bucket.drop.completed").map((e) => (e.body?.data as { job_id: string }).job_id)).toEqual([
+      first.job_id,
+      second.job_id,
+    ]);
+  });
+
   it("tells of a drop refused for billing, with the reason", async () => {
     const org = await createOrg();
     const path = await receiver(org, ["bucket.drop.completed"]);
