@@ -141,9 +141,11 @@ function registerComponents(app: OpenAPIHono<AppEnv>): void {
 /** The problem statuses the pipeline can give a route, whatever its handler does. */
 function pipelineStatuses(op: Operation, path: string): number[] {
   const permission = op["x-permission"] ?? "none";
-  const out: number[] = [];
+  // 400 invalid_version: Service-Version is checked on every route, before anything else.
+  const out: number[] = [400];
   if (permission === "operator") out.push(401);
-  else if (permission !== "none") out.push(400, 401, 403, 421, 429, 503);
+  // 404: a Service-Org that names no organisation below the caller's.
+  else if (permission !== "none") out.push(401, 403, 404, 421, 429, 503);
   if (op["x-idempotency"] === "required" || op["x-idempotency"] === "optional") out.push(400, 409);
   if (op["x-billing"]) out.push(402);
   if (op.requestBody) out.push(400, 408, 413, 415);

@@ -130,6 +130,17 @@ describe("GET /openapi.json", () => {
     }
   });
 
+  it("documents the 400 of a bad Service-Version on every route, and the 404 of a bad Service-Org wherever it is taken", async () => {
+    for (const { method, path, op } of operations) {
+      expect(Object.keys(op.responses), `${method} ${path}`).toContain("400");
+      if (refs(op).includes("#/components/parameters/ServiceOrg")) expect(Object.keys(op.responses), `${method} ${path}`).toContain("404");
+    }
+    // As served: an unauthenticated route refuses a malformed Service-Version.
+    const res = await exports.default.fetch("https://api.countersign.localhost/health", { headers: { "Service-Version": "2026-13-45" } });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { code: string }).code).toBe("invalid_version");
+  });
+
   it("gives every problem response the Problem schema, by reference, and leaks no zod internals", () => {
     // Problem responses added after generation once carried the zod object's internals ({ def: ... }).
     expect(JSON.stringify(doc)).not.toMatch(/"def":/);
