@@ -48,7 +48,9 @@ export function resolveTenant(_rules: Required<RouteRules>): MiddlewareHandler<A
       chain = ORG_ID.test(requested) ? await orgChain(dir, requested, mayUseCache) : [];
       // Anything that is not strictly below the caller's organisation is answered as missing.
       if (!chain.slice(1).some((o) => o.id === caller.orgId)) {
-        throw new ProblemError("not_found", `The organisation ${requested} does not exist.`);
+        // A malformed value is not echoed at length: it names no organisation anyway.
+        const named = ORG_ID.test(requested) ? requested : "named in Service-Org";
+        throw new ProblemError("not_found", `The organisation ${named} does not exist.`);
       }
     } else {
       chain = await orgChain(dir, caller.orgId, mayUseCache);

@@ -72,6 +72,10 @@ describe("acting in a descendant organisation (Service-Org)", () => {
       expect(res.status, target).toBe(404);
       expect((await problem(res)).code).toBe("not_found");
     }
+    // A malformed value is not echoed back at length.
+    const long = await problem(await me(child.apiKey, "x".repeat(5000)));
+    expect(long.code).toBe("not_found");
+    expect(long.detail.length).toBeLessThan(200);
     // Nothing is audited in the organisation that was refused.
     const rows = await env.DB_US.prepare("SELECT COUNT(*) AS n FROM audit_log WHERE org_id = ? AND action = 'org.act_as'")
       .bind(stranger.orgId)
