@@ -107,7 +107,7 @@ describe("bucket.drop.completed", () => {
       { what: "the second drop's summary", pauseMs: 150 },
     );
     const got = await waitForWebhooks(path, (g) => ofType(g, "bucket.drop.completed").length >= 2);
-    expect(ofType(got, "bucket.drop.completed").map((e) => (e.body?.data as { job_id: string }).job_id)).toEqual([
+    expect(ofType(got, "bucket.drop.completed").map((e) => (e.body!.data as { job_id: string }).job_id)).toEqual([
       first.job_id,
       second.job_id,
     ]);
