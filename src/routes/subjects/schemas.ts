@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { Identifier } from "../../http/schemas";
 import { REFERENCE_SOURCES } from "../../domain/enrolment";
-import { CheckResultSchema } from "../checks/schemas";
+import { ReviewedCheckResult } from "../checks/schemas";
 import { ReviewSchema } from "../checks/review-schema";
 
 export const SubjectParams = z.object({
@@ -145,8 +145,8 @@ export const Subject = z
       .optional(),
     checks: z.object({
       recent: z
-        .array(CheckResultSchema)
-        .openapi({ description: "The newest 25 checked items of the subject, shaped as in the items list" }),
+        .array(ReviewedCheckResult)
+        .openapi({ description: "The newest 25 checked items of the subject, shaped as in the items list (with each item's review)" }),
       total: z.number().int(),
       next: z.string().nullable().openapi({ description: "URL listing all of the subject's checked items, or null when there are none" }),
     }),
