@@ -141,8 +141,15 @@ export async function handleObjectEvent(env: Env, msg: R2EventMessage, delivery:
   const repo = dropsRepo(store.db);
 
   if (where.kind === "batch_file") {
-    // A late file may complete a batch that waits for it.
-    for (const d of await repo.waitingIn(dc.org.id, where.folder)) await advanceDrop(dc, d, delivery, false);
+    // A late file is crossed off the missing list of each batch waiting in its folder, without reading
+    // the bucket: a batch of n files costs n such updates, not n manifest reads and n * n HEADs. The
+    // delivery that empties the list submits the batch (as does any once the wait is over).
+    for (const d of await repo.waitingIn(dc.org.id, where.folder)) {
+      const missing = await repo.arrived(dc.org.id, d.dropId, [where.name]);
+      // No list yet: the manifest's own event has not read it, and looks for this file when it does.
+      if (missing === null) continue;
+      if (missing.length === 0 || waitOver(d)) await advanceDrop(dc, d, delivery, missing.length > 0);
+    }
     return;
   }
   const drop = await claimDrop(dc, msg, where);
@@ -292,21 +299,40 @@ type DropItems = Exclude<Awaited<ReturnType<typeof itemsOf>>, ItemError>;
 async function advanceDrop(dc: DropContext, drop: DropRecord, delivery: string, force: boolean): Promise<"done" | "waiting" | "busy"> {
   const where = readDropKey(drop.objectKey)!;
   const got = await itemsOf(dc, drop, where);
-  let heads: (R2Object | null)[] = [];
-  if (!("code" in got)) {
-    heads = await Promise.all(got.items.map((it) => dc.ctx.store.files.head(`${drop.folder}${it.file}`)));
-    const missing = heads.filter((h) => h === null).length;
-    if (missing > 0 && !force && !waitOver(drop)) return "waiting";
+  let waitEnded = force;
+  if (!("code" in got) && where.kind === "manifest" && !force) {
+    const missing = await lookForFiles(dc, drop, got.items);
+    if (missing === null) return "done";
+    if (missing.length > 0 && !waitOver(drop)) return "waiting";
+    waitEnded = missing.length > 0;
   }
   return underLock(dc, drop, delivery, async () => {
     if ("code" in got) await finishWithoutJob(dc, drop, got, [], delivery);
-    else await submit(dc, drop, got, heads, delivery);
+    else await submit(dc, drop, got, delivery, waitEnded);
     return "done" as const;
   });
 }
 
-/** Builds and submits a drop's job (its caller holds the drop's lock); `heads` are its files' HEADs. */
-async function submit(dc: DropContext, drop: DropRecord, got: DropItems, heads: (R2Object | null)[], delivery: string): Promise<void> {
+/**
+ * The files a batch still misses, looked for once: the first look lists every file its manifest names
+ * on the drop's row, then HEADs each. A file that arrives after the list is stored crosses itself off
+ * (its event), one that was there before is found by its HEAD, so none is missed and none is looked for
+ * again by later events. Null when the drop is no longer waiting.
+ */
+async function lookForFiles(dc: DropContext, drop: DropRecord, items: ManifestItemValue[]): Promise<string[] | null> {
+  const repo = dropsRepo(dc.ctx.store.db);
+  const listed = await repo.listMissing(dc.org.id, drop.dropId, [...new Set(items.map((it) => it.file))]);
+  if (listed === null || listed.length === 0) return listed;
+  const heads = await Promise.all(listed.map((name) => dc.ctx.store.files.head(`${drop.folder}${name}`)));
+  const found = listed.filter((_, i) => heads[i] !== null);
+  return found.length === 0 ? listed : repo.arrived(dc.org.id, drop.dropId, found);
+}
+
+/**
+ * Builds and submits a drop's job (its caller holds the drop's lock). Each file is read once here; one
+ * that is not there is an item error (`waitEnded`: the batch waited for it in vain).
+ */
+async function submit(dc: DropContext, drop: DropRecord, got: DropItems, delivery: string, waitEnded: boolean): Promise<void> {
   const { store } = dc.ctx;
   const keys = got.items.map((it) => `${drop.folder}${it.file}`);
   const jobId = got.jobId ?? `drop-${drop.dropId.slice("drop_".length)}`;
@@ -341,28 +367,21 @@ async function submit(dc: DropContext, drop: DropRecord, got: DropItems, heads: 
       errors: [],
     };
     entries.push(entry);
-    const head = heads[i];
-    if (head === null) {
-      entry.errors.push({ code: "file_missing", detail: `${it.file} was not in the batch folder when its wait ended.` });
-      continue;
-    }
-    // Refused by its size alone, never read: an object may be far larger than a Worker's memory.
-    if (head.size > MAX_DOCUMENT_BYTES) {
-      entry.errors.push(tooLarge(it.file, head.size));
-      continue;
-    }
-    if (it.template_id && !templates.get(it.template_id)) {
-      entry.errors.push({ code: "template_not_found", detail: `The template ${it.template_id} does not exist.` });
-      continue;
-    }
     const obj = await store.files.get(keys[i]);
     if (!obj) {
-      entry.errors.push({ code: "file_missing", detail: `${it.file} was deleted before it was read.` });
+      const why = waitEnded ? "was not in the batch folder when its wait ended" : "was deleted before it was read";
+      entry.errors.push({ code: "file_missing", detail: `${it.file} ${why}.` });
       continue;
     }
+    // Refused by its size alone, its body never read: an object may be far larger than a Worker's memory.
     if (obj.size > MAX_DOCUMENT_BYTES) {
       await obj.body.cancel();
       entry.errors.push(tooLarge(it.file, obj.size));
+      continue;
+    }
+    if (it.template_id && !templates.get(it.template_id)) {
+      await obj.body.cancel();
+      entry.errors.push({ code: "template_not_found", detail: `The template ${it.template_id} does not exist.` });
       continue;
     }
     // One file's bytes at a time, for its inspection only: createJob copies the file into the inbox as a

@@ -31,6 +31,8 @@ export interface DropRecord {
   /** The delivery submitting the drop now, and until when its lock holds (null: none). */
   lockOwner: string | null;
   lockUntil: string | null;
+  /** A batch's files not arrived yet; null until its manifest is read (and for a single file). */
+  missing: string[] | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -47,6 +49,7 @@ interface Row {
   plan: string | null;
   lock_owner: string | null;
   lock_until: string | null;
+  missing: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -64,6 +67,7 @@ function toRecord(r: Row): DropRecord {
     plan: r.plan,
     lockOwner: r.lock_owner,
     lockUntil: r.lock_until,
+    missing: r.missing === null ? null : (JSON.parse(r.missing) as string[]),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -72,7 +76,7 @@ function toRecord(r: Row): DropRecord {
 export function dropsRepo(db: D1Database) {
   return {
     /** Records a drop; false when its event was seen before (the row exists). */
-    async claim(d: Omit<DropRecord, "createdAt" | "updatedAt" | "plan" | "lockOwner" | "lockUntil">): Promise<boolean> {
+    async claim(d: Omit<DropRecord, "createdAt" | "updatedAt" | "plan" | "lockOwner" | "lockUntil" | "missing">): Promise<boolean> {
       const now = new Date().toISOString();
       const res = await db
         .prepare(
@@ -101,6 +105,39 @@ export function dropsRepo(db: D1Database) {
         .bind(orgId, folder)
         .all<Row>();
       return results.map(toRecord);
+    },
+
+    /**
+     * Lists the files of a waiting batch as missing, unless they were listed before: the list as it
+     * stands now (files whose events came since are off it). Null when the drop is no longer waiting.
+     */
+    async listMissing(orgId: string, dropId: string, names: string[]): Promise<string[] | null> {
+      const row = await db
+        .prepare(
+          "UPDATE bucket_drops SET missing = COALESCE(missing, ?), updated_at = ? WHERE org_id = ? AND drop_id = ? AND state = 'waiting' RETURNING missing",
+        )
+        .bind(JSON.stringify(names), new Date().toISOString(), orgId, dropId)
+        .first<{ missing: string }>();
+      return row ? (JSON.parse(row.missing) as string[]) : null;
+    },
+
+    /**
+     * Crosses files off a waiting batch's missing list, in one statement (so concurrent arrivals never
+     * undo each other): the list left. Null when the drop is no longer waiting or its list is not made yet.
+     */
+    async arrived(orgId: string, dropId: string, names: string[]): Promise<string[] | null> {
+      const row = await db
+        .prepare(
+          `UPDATE bucket_drops
+           SET missing = (SELECT json_group_array(m.value) FROM json_each(bucket_drops.missing) AS m
+                          WHERE m.value NOT IN (SELECT a.value FROM json_each(?) AS a)),
+               updated_at = ?
+           WHERE org_id = ? AND drop_id = ? AND state = 'waiting' AND missing IS NOT NULL
+           RETURNING missing`,
+        )
+        .bind(JSON.stringify(names), new Date().toISOString(), orgId, dropId)
+        .first<{ missing: string }>();
+      return row ? (JSON.parse(row.missing) as string[]) : null;
     },
 
     /**

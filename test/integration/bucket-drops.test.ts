@@ -20,6 +20,7 @@ import { BOX_SPEC, blankFormPng, photographedForm, postTemplate, templateBody } 
 import { until } from "../helpers/wait";
 import { outsideUrl, registerReceiver, uniquePath } from "../helpers/outside";
 import { MAX_DOCUMENT_BYTES } from "../../src/domain/check-request";
+import { MANIFEST_NAME as MANIFEST } from "../../src/domain/drop";
 
 const WRITER = 31;
 let org: CreatedOrg;
@@ -577,6 +578,79 @@ describe("bucket drops through the S3 endpoint", () => {
     expect(await until(events, (n) => (n ?? 0) > 0, { what: "the bucket.drop.completed event" })).toBe(1);
   }, 90_000);
 
+  it("reads a batch's files a bounded number of times each, however many files it has and whichever comes first", async () => {
+    const N = 10;
+    const names = Array.from({ length: N }, (_, i) => `f-${i}.png`);
+    for (const order of ["manifest first", "files first"] as const) {
+      const folder = `${key.prefix}batches/many-${order === "manifest first" ? "m" : "f"}/`;
+      // The region's bucket as the consumer sees it, noting each HEAD and GET of a file of the batch.
+      const reads: string[] = [];
+      const files = new Proxy(env.FILES_US, {
+        get(target, prop) {
+          const value = Reflect.get(target, prop);
+          if (prop === "get" || prop === "head")
+            return (k: string, o?: R2GetOptions) => {
+              if (k.startsWith(folder) && !k.endsWith(MANIFEST)) reads.push(`${prop} ${k.slice(folder.length)}`);
+              return prop === "get" ? target.get(k, o) : target.head(k);
+            };
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      const to = { ...env, FILES_US: files, BUCKET_EVENTS_QUEUE: { send: async () => undefined } } as unknown as typeof env;
+      let deliveries = 0;
+      const upload = async (name: string, body: Uint8Array) => {
+        const stored = await env.FILES_US.put(`${folder}${name}`, body);
+        const id = `many-${order}-${deliveries++}`;
+        const batch = createMessageBatch("countersign-bucket-events", [
+          {
+            id,
+            timestamp: new Date(),
+            attempts: 1,
+            body: {
+              account: "local",
+              action: "PutObject",
+              bucket: key.bucket,
+              object: { key: `${folder}${name}`, size: stored!.size, eTag: stored!.etag },
+              eventTime: new Date().toISOString(),
+            },
+          },
+        ]);
+        const ctx = createExecutionContext();
+        await worker.queue(batch, to, ctx);
+        expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual([id]);
+      };
+      const uploadManifest = () =>
+        upload(MANIFEST, json({ defaults: { subject_reference: "alice" }, items: names.map((file) => ({ file })) }));
+      const state = async () =>
+        (
+          await env.DB_US.prepare("SELECT state FROM bucket_drops WHERE org_id = ? AND object_key = ?")
+            .bind(org.orgId, `${folder}${MANIFEST}`)
+            .first<{ state: string }>()
+        )?.state;
+
+      if (order === "manifest first") {
+        await uploadManifest();
+        for (const [i, name] of names.entries()) {
+          if (i === N - 1) {
+            // A file uploaded again (as many as there are files, by now) does not stand in for one still missing.
+            await upload(names[0], signaturePng(WRITER, 4));
+            expect(await state(), order).toBe("waiting");
+          }
+          await upload(name, signaturePng(WRITER, (i % 5) + 1));
+        }
+      } else {
+        for (const [i, name] of names.entries()) await upload(name, signaturePng(WRITER, (i % 5) + 1));
+        await uploadManifest();
+      }
+      // Each file: at most a HEAD (looking for it), a GET (inspecting it) and one more (copying it into the job).
+      expect(reads.length, `${order}:\n${reads.join("\n")}`).toBeLessThanOrEqual(3 * N);
+
+      const summary = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary;
+      expect(summary, order).toMatchObject({ status: "completed", error: null, counts: { items: N, decided: N, errors: 0 } });
+      expect(summary.items.map((i) => i.file)).toEqual(names);
+    }
+  }, 120_000);
+
   it("refuses a file over the document limit from its size alone, and checks the rest of the drop", async () => {
     const folder = `${key.prefix}batches/big-1/`;
     // Written straight to the bucket (the S3 endpoint takes at most 50 MB a request; the AWS CLI would
@@ -607,13 +681,32 @@ describe("bucket drops through the S3 endpoint", () => {
         },
       },
     ]);
-    // The region's bucket as the consumer sees it, noting every object it reads.
+    // The region's bucket as the consumer sees it, noting every object whose bytes it reads (cancelling
+    // a body reads none of it).
     const reads: string[] = [];
+    const bound = <T extends object>(t: T, p: string | symbol) => {
+      const v = Reflect.get(t, p);
+      return typeof v === "function" ? v.bind(t) : v;
+    };
     const files = new Proxy(env.FILES_US, {
       get(target, prop) {
-        const value = Reflect.get(target, prop);
-        if (prop === "get") return (k: string, o?: R2GetOptions) => (reads.push(k), target.get(k, o));
-        return typeof value === "function" ? value.bind(target) : value;
+        if (prop !== "get") return bound(target, prop);
+        return async (k: string, o?: R2GetOptions) => {
+          const obj = await target.get(k, o);
+          if (!obj || !("body" in obj)) return obj;
+          return new Proxy(obj, {
+            get(t, p) {
+              if (p === "arrayBuffer" || p === "text" || p === "json" || p === "bytes" || p === "blob") reads.push(k);
+              if (p !== "body") return bound(t, p);
+              return new Proxy(t.body, {
+                get(b, q) {
+                  if (q !== "cancel") reads.push(k);
+                  return bound(b, q);
+                },
+              });
+            },
+          });
+        };
       },
     });
     const ctx = createExecutionContext();
