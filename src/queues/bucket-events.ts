@@ -41,8 +41,9 @@ export async function consumeBucketEvents(batch: MessageBatch<unknown>, env: Env
   for (const message of batch.messages) {
     const body = message.body;
     try {
-      if (isObjectEvent(body)) await handleObjectEvent(env, body);
-      else if (isDeadline(body)) await handleDropDeadline(env, body);
+      // The message id (kept across its retries) names the delivery that may hold a drop's lock.
+      if (isObjectEvent(body)) await handleObjectEvent(env, body, message.id);
+      else if (isDeadline(body)) await handleDropDeadline(env, body, message.id);
       else logError("bucket events: malformed message dropped", undefined, { body: JSON.stringify(body).slice(0, 1024) });
       message.ack();
     } catch (err) {
@@ -72,6 +73,6 @@ export async function consumeBucketEvents(batch: MessageBatch<unknown>, env: Env
 }
 
 /** A bucket-events message that exhausted its retries: its drop ends with a failed summary.json. */
-export async function deadLetteredBucketEvent(env: Env, body: unknown): Promise<void> {
-  if (isObjectEvent(body) || isDeadline(body)) await deadLetteredDrop(env, body);
+export async function deadLetteredBucketEvent(env: Env, body: unknown, messageId: string): Promise<void> {
+  if (isObjectEvent(body) || isDeadline(body)) await deadLetteredDrop(env, body, messageId);
 }

@@ -51,7 +51,7 @@ export async function dispatchQueue(batch: MessageBatch<unknown>, env: Env, _ctx
           if (body?.kind === "enrol") await deadLetteredEnrolment(env, body as EnrolMessage);
           if (body?.kind === "check_item") await deadLetteredCheck(env, body);
           if (body?.kind === "learn") await deadLetteredLearning(env, body as LearnMessage);
-          await deadLetteredBucketEvent(env, m.body);
+          await deadLetteredBucketEvent(env, m.body, m.id);
           m.ack();
         } catch (err) {
           logError("dead-letter handling failed", err, { queue: batch.queue, message_id: m.id });

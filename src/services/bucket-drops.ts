@@ -6,6 +6,8 @@
  * Exactly once: the drop's id is derived from its event (object key, eTag, eventTime), so a redelivered
  * event finds its bucket_drops row; the job id is fixed when the drop is first seen, so a crash between
  * steps is finished by the redelivery rather than done twice (a job that exists already is the same job).
+ * Several deliveries may want to submit one drop at once (the manifest's event and the last file's, a
+ * redelivery, the end of the wait): only the one holding the drop's lock does; the others do nothing.
  */
 import { emitBucketDropCompleted } from "./webhook-emitters";
 import type { RegionStore } from "../domain/tenancy";
@@ -71,8 +73,18 @@ interface PlanEntry {
 
 const ACTOR = "bucket_drop";
 
+/**
+ * How long a delivery holds a drop's lock: a queue consumer's longest run (15 minutes of wall time), so a
+ * live holder is never overtaken, and a holder that died without releasing it is overtaken after that.
+ */
+const LOCK_SECONDS = 15 * 60;
+
 function waitSeconds(env: Env): number {
   return configOf(env).drops.waitSeconds;
+}
+
+function waitOver(drop: DropRecord): boolean {
+  return !drop.waitUntil || Date.parse(drop.waitUntil) <= Date.now();
 }
 
 async function shortHash(s: string): Promise<string> {
@@ -108,8 +120,11 @@ function createsObject(msg: R2EventMessage): boolean {
   return msg.action === "PutObject" || msg.action === "CompleteMultipartUpload" || msg.action === "CopyObject";
 }
 
-/** One upload event. Throws RetryLater (or anything) to have the message retried. */
-export async function handleObjectEvent(env: Env, msg: R2EventMessage): Promise<void> {
+/**
+ * One upload event, delivered as the queue message `delivery` (its id, the same at every retry). Throws
+ * RetryLater (or anything) to have the message retried.
+ */
+export async function handleObjectEvent(env: Env, msg: R2EventMessage, delivery: string): Promise<void> {
   if (!createsObject(msg)) return;
   const where = readDropKey(msg.object.key);
   if (!where || where.kind === "output") return;
@@ -126,8 +141,15 @@ export async function handleObjectEvent(env: Env, msg: R2EventMessage): Promise<
   const repo = dropsRepo(store.db);
 
   if (where.kind === "batch_file") {
-    // A late file may complete a batch that waits for it.
-    for (const d of await repo.waitingIn(dc.org.id, where.folder)) await trySubmit(dc, d, false);
+    // A late file is crossed off the missing list of each batch waiting in its folder, without reading
+    // the bucket: a batch of n files costs n such updates, not n manifest reads and n * n HEADs. The
+    // delivery that empties the list submits the batch (as does any once the wait is over).
+    for (const d of await repo.waitingIn(dc.org.id, where.folder)) {
+      const missing = await repo.arrived(dc.org.id, d.dropId, [where.name]);
+      // No list yet: the manifest's own event has not read it, and looks for this file when it does.
+      if (missing === null) continue;
+      if (missing.length === 0 || waitOver(d)) await advanceDrop(dc, d, delivery, missing.length > 0);
+    }
     return;
   }
   const drop = await claimDrop(dc, msg, where);
@@ -146,11 +168,11 @@ export async function handleObjectEvent(env: Env, msg: R2EventMessage): Promise<
   }
   if (drop.state !== "waiting") return;
   if (where.kind === "unsupported") {
-    await finishWithoutJob(dc, drop, { code: "unsupported_location", detail: `${msg.object.key}: ${where.reason}.` }, []);
+    const error = { code: "unsupported_location", detail: `${msg.object.key}: ${where.reason}.` };
+    await underLock(dc, drop, delivery, () => finishWithoutJob(dc, drop, error, [], delivery));
     return;
   }
-  const submitted = await trySubmit(dc, drop, false);
-  if (!submitted && where.kind === "manifest") {
+  if ((await advanceDrop(dc, drop, delivery, false)) === "waiting" && where.kind === "manifest") {
     // Files still on their way: look again when the wait ends (each file's own event looks sooner).
     await env.BUCKET_EVENTS_QUEUE.send({ kind: "drop_deadline", orgId: dc.org.id, dropId } satisfies DropDeadlineMessage, {
       delaySeconds: Math.min(43200, waitSeconds(env)),
@@ -178,7 +200,7 @@ async function claimDrop(
  * no job and has no summary yet, ends with a failed summary.json instead of waiting forever. A submitted
  * drop is left to its job, whose items end (as processing_failed at worst) and write the summary.
  */
-export async function deadLetteredDrop(env: Env, msg: R2EventMessage | DropDeadlineMessage): Promise<void> {
+export async function deadLetteredDrop(env: Env, msg: R2EventMessage | DropDeadlineMessage, delivery: string): Promise<void> {
   let orgId: string;
   let event: { msg: R2EventMessage; where: Extract<DropKey, { kind: "manifest" | "single" | "unsupported" }> } | null = null;
   if ("kind" in msg) orgId = msg.orgId;
@@ -204,25 +226,50 @@ export async function deadLetteredDrop(env: Env, msg: R2EventMessage | DropDeadl
     : await dropsRepo(dc.ctx.store.db).get(orgId, (msg as DropDeadlineMessage).dropId);
   if (drop?.state !== "waiting") return;
   const again = readDropKey(drop.objectKey)?.kind === "manifest" ? `upload ${MANIFEST_NAME} again` : "upload the file again";
-  await finishWithoutJob(
-    dc,
-    drop,
-    {
-      code: "processing_failed",
-      detail: `The drop could not be processed after repeated attempts; nothing was checked. To retry, ${again}.`,
-    },
-    [],
-    "failed",
-  );
+  const error = {
+    code: "processing_failed",
+    detail: `The drop could not be processed after repeated attempts; nothing was checked. To retry, ${again}.`,
+  };
+  // Another delivery submitting the drop right now finishes it; should it die, the drop's wait ends later.
+  if ((await underLock(dc, drop, delivery, () => finishWithoutJob(dc, drop, error, [], delivery, "failed"))) === "busy")
+    await lookAgainLater(dc, drop.dropId);
 }
 
 /** The wait of a batch is over: submit what is there, the missing files as item errors. */
-export async function handleDropDeadline(env: Env, msg: DropDeadlineMessage): Promise<void> {
+export async function handleDropDeadline(env: Env, msg: DropDeadlineMessage, delivery: string): Promise<void> {
   const dc = await dropContext(env, msg.orgId);
   if (dc === "gone") return;
   if (dc === "moving") throw new RetryLater(30);
   const drop = await dropsRepo(dc.ctx.store.db).get(dc.org.id, msg.dropId);
-  if (drop && drop.state === "waiting") await trySubmit(dc, drop, true);
+  if (drop?.state !== "waiting") return;
+  // Another delivery is submitting the drop: look again once its lock is over, in case it died.
+  if ((await advanceDrop(dc, drop, delivery, true)) === "busy") await lookAgainLater(dc, drop.dropId);
+}
+
+/** Ends a drop's wait again once the lock another delivery holds on it is over (a no-op if it finished the drop). */
+async function lookAgainLater(dc: DropContext, dropId: string): Promise<void> {
+  const drop = await dropsRepo(dc.ctx.store.db).get(dc.org.id, dropId);
+  if (drop?.state !== "waiting") return;
+  const left = drop.lockUntil ? Math.ceil((Date.parse(drop.lockUntil) - Date.now()) / 1000) : 0;
+  await dc.env.BUCKET_EVENTS_QUEUE.send({ kind: "drop_deadline", orgId: dc.org.id, dropId } satisfies DropDeadlineMessage, {
+    delaySeconds: Math.min(43200, Math.max(1, left + 1)),
+  });
+}
+
+/**
+ * Runs `work` (which submits or ends the drop) while `delivery` holds the drop's lock, so no other
+ * delivery does it at the same time; "busy" when another live delivery holds it (that one goes on, and
+ * this one has nothing to do). Should `work` fail, the lock is given up for the retry.
+ */
+async function underLock<T>(dc: DropContext, drop: DropRecord, delivery: string, work: () => Promise<T>): Promise<T | "busy"> {
+  const repo = dropsRepo(dc.ctx.store.db);
+  if (!(await repo.lock(dc.org.id, drop.dropId, delivery, LOCK_SECONDS))) return "busy";
+  try {
+    return await work();
+  } finally {
+    // A no-op once `work` moved the drop on (which ends the lock).
+    await repo.unlock(dc.org.id, drop.dropId, delivery).catch(() => undefined);
+  }
 }
 
 /** The items of a drop: a manifest's, or the single file's. */
@@ -242,29 +289,64 @@ async function itemsOf(
   return { items: manifestItems(m), policy: m.policy, jobId: m.job_id, metadata: m.metadata };
 }
 
-/**
- * Builds and submits a drop's job once its files are there (or `force`, when the wait is over). Returns
- * false while files are missing and the drop may still wait.
- */
-async function trySubmit(dc: DropContext, drop: DropRecord, force: boolean): Promise<boolean> {
-  const where = readDropKey(drop.objectKey)!;
-  const { store } = dc.ctx;
-  const got = await itemsOf(dc, drop, where);
-  if ("code" in got) {
-    await finishWithoutJob(dc, drop, got, []);
-    return true;
-  }
-  const keys = got.items.map((it) => `${drop.folder}${it.file}`);
-  const heads = await Promise.all(keys.map((k) => store.files.head(k)));
-  const missing = heads.filter((h) => h === null).length;
-  if (missing > 0 && !force && drop.waitUntil && Date.parse(drop.waitUntil) > Date.now()) return false;
+type DropItems = Exclude<Awaited<ReturnType<typeof itemsOf>>, ItemError>;
 
+/**
+ * A waiting drop's next step: a batch looks for its files; once none is missing (or `force`, when the
+ * wait is over) the drop is submitted, or refused, by the delivery holding its lock. "waiting" while
+ * files are missing and the drop may still wait; "busy" when another delivery holds the lock.
+ */
+async function advanceDrop(dc: DropContext, drop: DropRecord, delivery: string, force: boolean): Promise<"done" | "waiting" | "busy"> {
+  const where = readDropKey(drop.objectKey)!;
+  const got = await itemsOf(dc, drop, where);
+  let waitEnded = force;
+  if (!("code" in got) && where.kind === "manifest" && !force) {
+    const missing = await lookForFiles(dc, drop, got.items);
+    if (missing === null) return "done";
+    if (missing.length > 0 && !waitOver(drop)) return "waiting";
+    waitEnded = missing.length > 0;
+  }
+  return underLock(dc, drop, delivery, async () => {
+    if ("code" in got) await finishWithoutJob(dc, drop, got, [], delivery);
+    else await submit(dc, drop, got, delivery, waitEnded);
+    return "done" as const;
+  });
+}
+
+/**
+ * The files a batch still misses, looked for once: the first look lists every file its manifest names
+ * on the drop's row, then HEADs each. A file that arrives after the list is stored crosses itself off
+ * (its event), one that was there before is found by its HEAD, so none is missed and none is looked for
+ * again by later events. Null when the drop is no longer waiting.
+ */
+async function lookForFiles(dc: DropContext, drop: DropRecord, items: ManifestItemValue[]): Promise<string[] | null> {
+  const repo = dropsRepo(dc.ctx.store.db);
+  const listed = await repo.listMissing(dc.org.id, drop.dropId, [...new Set(items.map((it) => it.file))]);
+  if (listed === null || listed.length === 0) return listed;
+  const heads = await Promise.all(listed.map((name) => dc.ctx.store.files.head(`${drop.folder}${name}`)));
+  const found = listed.filter((_, i) => heads[i] !== null);
+  return found.length === 0 ? listed : repo.arrived(dc.org.id, drop.dropId, found);
+}
+
+/**
+ * Builds and submits a drop's job (its caller holds the drop's lock). Each file is read once here; one
+ * that is not there is an item error (`waitEnded`: the batch waited for it in vain).
+ */
+async function submit(dc: DropContext, drop: DropRecord, got: DropItems, delivery: string, waitEnded: boolean): Promise<void> {
+  const { store } = dc.ctx;
+  const keys = got.items.map((it) => `${drop.folder}${it.file}`);
   const jobId = got.jobId ?? `drop-${drop.dropId.slice("drop_".length)}`;
   const policyName = got.policy ?? DEFAULT_POLICY_NAME;
   const policy = await getLatestPolicy(store.db, { id: dc.org.id, createdAt: dc.org.createdAt }, policyName);
   if (!policy) {
-    await finishWithoutJob(dc, drop, { code: "manifest_invalid", detail: `${MANIFEST_NAME}: policy ${policyName} does not exist.` }, []);
-    return true;
+    await finishWithoutJob(
+      dc,
+      drop,
+      { code: "manifest_invalid", detail: `${MANIFEST_NAME}: policy ${policyName} does not exist.` },
+      [],
+      delivery,
+    );
+    return;
   }
   const templates = new Map<string, boolean>();
   for (const id of new Set(got.items.map((it) => it.template_id).filter((t): t is string => !!t))) {
@@ -285,27 +367,21 @@ async function trySubmit(dc: DropContext, drop: DropRecord, force: boolean): Pro
       errors: [],
     };
     entries.push(entry);
-    if (heads[i] === null) {
-      entry.errors.push({ code: "file_missing", detail: `${it.file} was not in the batch folder when its wait ended.` });
-      continue;
-    }
-    // Refused by its size alone, never read: an object may be far larger than a Worker's memory.
-    if (heads[i].size > MAX_DOCUMENT_BYTES) {
-      entry.errors.push(tooLarge(it.file, heads[i].size));
-      continue;
-    }
-    if (it.template_id && !templates.get(it.template_id)) {
-      entry.errors.push({ code: "template_not_found", detail: `The template ${it.template_id} does not exist.` });
-      continue;
-    }
     const obj = await store.files.get(keys[i]);
     if (!obj) {
-      entry.errors.push({ code: "file_missing", detail: `${it.file} was deleted before it was read.` });
+      const why = waitEnded ? "was not in the batch folder when its wait ended" : "was deleted before it was read";
+      entry.errors.push({ code: "file_missing", detail: `${it.file} ${why}.` });
       continue;
     }
+    // Refused by its size alone, its body never read: an object may be far larger than a Worker's memory.
     if (obj.size > MAX_DOCUMENT_BYTES) {
       await obj.body.cancel();
       entry.errors.push(tooLarge(it.file, obj.size));
+      continue;
+    }
+    if (it.template_id && !templates.get(it.template_id)) {
+      await obj.body.cancel();
+      entry.errors.push({ code: "template_not_found", detail: `The template ${it.template_id} does not exist.` });
       continue;
     }
     // One file's bytes at a time, for its inspection only: createJob copies the file into the inbox as a
@@ -347,8 +423,9 @@ async function trySubmit(dc: DropContext, drop: DropRecord, force: boolean): Pro
       drop,
       { code: "nothing_to_check", detail: "No file of the drop could be checked; see each item's errors." },
       entries,
+      delivery,
     );
-    return true;
+    return;
   }
 
   // Suspension, billing and quota refuse the whole drop: a rejected job, and a summary that says why.
@@ -401,44 +478,51 @@ async function trySubmit(dc: DropContext, drop: DropRecord, force: boolean): Pro
           detail: `${MANIFEST_NAME}: job_id ${jobId} was submitted by an earlier upload of this manifest, whose results are in ${SUMMARY_NAME}; this upload checked nothing. To check the files again, give the manifest another job_id.`,
         },
         entries,
+        delivery,
       );
-      return true;
+      return;
     }
-    if (existing && existing.dropId !== drop.dropId) {
+    if (
+      (existing && existing.dropId !== drop.dropId) ||
+      (!existing && (await checksRepo(store.db).job(dc.org.id, jobId))?.source !== "bucket")
+    ) {
       await finishWithoutJob(
         dc,
         drop,
         { code: "job_id_in_use", detail: `${MANIFEST_NAME}: job_id ${jobId} is taken by another job; choose another.` },
         entries,
+        delivery,
       );
-      return true;
+      return;
     }
-    if (!existing && (await checksRepo(store.db).job(dc.org.id, jobId))?.source !== "bucket") {
-      await finishWithoutJob(
-        dc,
-        drop,
-        { code: "job_id_in_use", detail: `${MANIFEST_NAME}: job_id ${jobId} is taken by another job; choose another.` },
-        entries,
-      );
-      return true;
-    }
+    // A bucket job no drop has taken up: this drop's, made by an earlier delivery that stopped before
+    // recording it. Its Job DO is initialised last, once its inputs are stored: until then its making
+    // was cut off (or is still going on), and its items must not run; the retry looks again.
+    if (!existing && (await jobObject(dc.env, dc.org.id, jobId).state()) === null)
+      throw new Error(`bucket drop ${drop.dropId}: job ${jobId} exists but was not fully created`);
   }
   if (refusal) plan.error = refusal;
   // Record the plan before anything can finish the job, so the summary finds it.
-  if (!(await dropsRepo(store.db).advance(dc.org.id, drop.dropId, "waiting", "submitted", { jobId, plan: JSON.stringify(plan) })))
-    return true;
+  const recorded = await dropsRepo(store.db).advance(
+    dc.org.id,
+    drop.dropId,
+    "waiting",
+    "submitted",
+    { jobId, plan: JSON.stringify(plan) },
+    delivery,
+  );
+  if (!recorded) return;
   if (refusal) {
     const done = await jobObject(dc.env, dc.org.id, jobId).reject();
     if (done) await checksRepo(store.db).mirrorProgress(dc.org.id, jobId, done.state);
     await summariseBucketJob(dc.ctx, jobId);
-    return true;
+    return;
   }
   await enqueueItems(
     dc.ctx,
     jobId,
     prepared.map((p) => p.item.index),
   );
-  return true;
 }
 
 function tooLarge(file: string, size: number): ItemError {
@@ -454,13 +538,15 @@ async function finishWithoutJob(
   drop: DropRecord,
   error: ItemError,
   entries: PlanEntry[],
+  /** The delivery holding the drop's lock. */
+  delivery: string,
   status: "not_submitted" | "failed" = "not_submitted",
 ): Promise<void> {
   const plan: DropPlan = { manifest: drop.objectKey, policy: null, error, entries };
   const summary = renderSummary(dc.env, drop, plan, null, [], status);
   await dc.ctx.store.files.put(drop.summaryKey, JSON.stringify(summary, null, 2), { httpMetadata: { contentType: "application/json" } });
   const set = { plan: JSON.stringify(plan), summaryKey: drop.summaryKey };
-  if (await dropsRepo(dc.ctx.store.db).advance(dc.org.id, drop.dropId, "waiting", "summarised", set)) {
+  if (await dropsRepo(dc.ctx.store.db).advance(dc.org.id, drop.dropId, "waiting", "summarised", set, delivery)) {
     await onBucketDropSummaryWritten(dc.env, dc.org, dc.ctx.store, summary);
   }
 }

@@ -28,6 +28,11 @@ export interface DropRecord {
   waitUntil: string | null;
   /** JSON DropPlan once submitted (services/bucket-drops.ts). */
   plan: string | null;
+  /** The delivery submitting the drop now, and until when its lock holds (null: none). */
+  lockOwner: string | null;
+  lockUntil: string | null;
+  /** A batch's files not arrived yet; null until its manifest is read (and for a single file). */
+  missing: string[] | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -42,6 +47,9 @@ interface Row {
   job_id: string | null;
   wait_until: string | null;
   plan: string | null;
+  lock_owner: string | null;
+  lock_until: string | null;
+  missing: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -57,6 +65,9 @@ function toRecord(r: Row): DropRecord {
     jobId: r.job_id,
     waitUntil: r.wait_until,
     plan: r.plan,
+    lockOwner: r.lock_owner,
+    lockUntil: r.lock_until,
+    missing: r.missing === null ? null : (JSON.parse(r.missing) as string[]),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -65,7 +76,7 @@ function toRecord(r: Row): DropRecord {
 export function dropsRepo(db: D1Database) {
   return {
     /** Records a drop; false when its event was seen before (the row exists). */
-    async claim(d: Omit<DropRecord, "createdAt" | "updatedAt" | "plan">): Promise<boolean> {
+    async claim(d: Omit<DropRecord, "createdAt" | "updatedAt" | "plan" | "lockOwner" | "lockUntil" | "missing">): Promise<boolean> {
       const now = new Date().toISOString();
       const res = await db
         .prepare(
@@ -96,19 +107,93 @@ export function dropsRepo(db: D1Database) {
       return results.map(toRecord);
     },
 
-    /** Moves a drop from one state to the next; false when another delivery moved it first. */
+    /**
+     * Lists the files of a waiting batch as missing, unless they were listed before: the list as it
+     * stands now (files whose events came since are off it). Null when the drop is no longer waiting.
+     */
+    async listMissing(orgId: string, dropId: string, names: string[]): Promise<string[] | null> {
+      const row = await db
+        .prepare(
+          "UPDATE bucket_drops SET missing = COALESCE(missing, ?), updated_at = ? WHERE org_id = ? AND drop_id = ? AND state = 'waiting' RETURNING missing",
+        )
+        .bind(JSON.stringify(names), new Date().toISOString(), orgId, dropId)
+        .first<{ missing: string }>();
+      return row ? (JSON.parse(row.missing) as string[]) : null;
+    },
+
+    /**
+     * Crosses files off a waiting batch's missing list, in one statement (so concurrent arrivals never
+     * undo each other): the list left. Null when the drop is no longer waiting or its list is not made yet.
+     */
+    async arrived(orgId: string, dropId: string, names: string[]): Promise<string[] | null> {
+      const row = await db
+        .prepare(
+          `UPDATE bucket_drops
+           SET missing = (SELECT json_group_array(m.value) FROM json_each(bucket_drops.missing) AS m
+                          WHERE m.value NOT IN (SELECT a.value FROM json_each(?) AS a)),
+               updated_at = ?
+           WHERE org_id = ? AND drop_id = ? AND state = 'waiting' AND missing IS NOT NULL
+           RETURNING missing`,
+        )
+        .bind(JSON.stringify(names), new Date().toISOString(), orgId, dropId)
+        .first<{ missing: string }>();
+      return row ? (JSON.parse(row.missing) as string[]) : null;
+    },
+
+    /**
+     * Takes a waiting drop's lock for one delivery (its queue message id) for `seconds`: true when it is
+     * now that delivery's, false while another live delivery holds it or the drop is no longer waiting.
+     * A lock its owner already held (its redelivery) or whose time ran out (its owner died) is taken.
+     */
+    async lock(orgId: string, dropId: string, owner: string, seconds: number): Promise<boolean> {
+      const now = new Date();
+      const res = await db
+        .prepare(
+          `UPDATE bucket_drops SET lock_owner = ?, lock_until = ?, updated_at = ?
+           WHERE org_id = ? AND drop_id = ? AND state = 'waiting' AND (lock_owner IS NULL OR lock_owner = ? OR lock_until <= ?)`,
+        )
+        .bind(owner, new Date(now.getTime() + seconds * 1000).toISOString(), now.toISOString(), orgId, dropId, owner, now.toISOString())
+        .run();
+      return (res.meta.changes ?? 0) > 0;
+    },
+
+    /** Gives a drop's lock up (its owner failed; its retry or another delivery may go on). */
+    async unlock(orgId: string, dropId: string, owner: string): Promise<void> {
+      await db
+        .prepare("UPDATE bucket_drops SET lock_owner = NULL, lock_until = NULL WHERE org_id = ? AND drop_id = ? AND lock_owner = ?")
+        .bind(orgId, dropId, owner)
+        .run();
+    },
+
+    /**
+     * Moves a drop from one state to the next, and ends its lock; false when another delivery moved it
+     * first. With `owner`, only while that delivery holds the drop's lock.
+     */
     async advance(
       orgId: string,
       dropId: string,
       from: DropState,
       to: DropState,
       set: { jobId?: string | null; plan?: string | null; summaryKey?: string } = {},
+      owner?: string,
     ): Promise<boolean> {
       const res = await db
         .prepare(
-          "UPDATE bucket_drops SET state = ?, job_id = COALESCE(?, job_id), plan = COALESCE(?, plan), summary_key = COALESCE(?, summary_key), updated_at = ? WHERE org_id = ? AND drop_id = ? AND state = ?",
+          `UPDATE bucket_drops SET state = ?, job_id = COALESCE(?, job_id), plan = COALESCE(?, plan), summary_key = COALESCE(?, summary_key),
+             lock_owner = NULL, lock_until = NULL, updated_at = ?
+           WHERE org_id = ? AND drop_id = ? AND state = ?${owner === undefined ? "" : " AND lock_owner = ?"}`,
         )
-        .bind(to, set.jobId ?? null, set.plan ?? null, set.summaryKey ?? null, new Date().toISOString(), orgId, dropId, from)
+        .bind(
+          to,
+          set.jobId ?? null,
+          set.plan ?? null,
+          set.summaryKey ?? null,
+          new Date().toISOString(),
+          orgId,
+          dropId,
+          from,
+          ...(owner === undefined ? [] : [owner]),
+        )
         .run();
       return (res.meta.changes ?? 0) > 0;
     },

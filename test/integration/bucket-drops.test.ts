@@ -18,7 +18,9 @@ import { signaturePng } from "../helpers/signatures";
 import { issueBucketKey, s3Client, type IssuedBucketKey } from "../helpers/s3";
 import { BOX_SPEC, blankFormPng, photographedForm, postTemplate, templateBody } from "../helpers/forms";
 import { until } from "../helpers/wait";
+import { outsideUrl, registerReceiver, uniquePath } from "../helpers/outside";
 import { MAX_DOCUMENT_BYTES } from "../../src/domain/check-request";
+import { MANIFEST_NAME as MANIFEST } from "../../src/domain/drop";
 
 const WRITER = 31;
 let org: CreatedOrg;
@@ -77,6 +79,8 @@ async function s3Error(p: Promise<unknown>): Promise<{ name: string; status: num
 }
 
 const json = (o: unknown) => new TextEncoder().encode(JSON.stringify(o));
+/** What getQueueResult tells of a delivered batch (the parts these tests read). */
+type QueueResult = { explicitAcks: string[]; retryMessages: { msgId: string }[] };
 
 describe("bucket keys", () => {
   it("issues a key once with Cache-Control: no-store, lists it, allows 2 active, and audits", async () => {
@@ -478,6 +482,175 @@ describe("bucket drops through the S3 endpoint", () => {
     expect(usage?.n).toBe(1);
   });
 
+  it("submits a drop once when two of its deliveries run at the same time, also when the one submitting fails", async () => {
+    const o = await createOrg();
+    await enrolWriter(o.apiKey, "alice", WRITER, 3);
+    const hookPath = uniquePath("drop-race");
+    const hook = await api("/sig/webhooks", {
+      method: "POST",
+      key: o.apiKey,
+      json: { url: outsideUrl(hookPath), events: ["bucket.drop.completed"] },
+    });
+    expect(hook.status, await hook.clone().text()).toBe(201);
+    await registerReceiver(hookPath, { secrets: [((await hook.json()) as { secret: string }).secret] });
+
+    const folder = `orgs/${o.orgId}/drops/batches/race-1/`;
+    const names = ["a.png", "b.png", "c.png"];
+    const eventOf = (objectKey: string, stored: R2Object) => ({
+      account: "local",
+      action: "PutObject",
+      bucket: key.bucket,
+      object: { key: objectKey, size: stored.size, eTag: stored.etag },
+      eventTime: new Date().toISOString(),
+    });
+    const deliver = async (id: string, body: unknown, to: typeof env, attempts = 1): Promise<QueueResult> => {
+      const batch = createMessageBatch("countersign-bucket-events", [{ id, timestamp: new Date(), attempts, body }]);
+      const ctx = createExecutionContext();
+      await worker.queue(batch, to, ctx);
+      return getQueueResult(batch, ctx);
+    };
+    // The delayed message that ends the wait is not needed here.
+    const noDeadline = { ...env, BUCKET_EVENTS_QUEUE: { send: async () => undefined } } as unknown as typeof env;
+
+    // The manifest's event finds c.png missing: the drop waits for it.
+    for (const name of names.slice(0, 2)) await env.FILES_US.put(`${folder}${name}`, signaturePng(WRITER, 2));
+    const manifestKey = `${folder}manifest.json`;
+    const manifest = await env.FILES_US.put(
+      manifestKey,
+      json({ job_id: "race-1", defaults: { subject_reference: "alice" }, items: names.map((file) => ({ file })) }),
+    );
+    const manifestEvent = eventOf(manifestKey, manifest!);
+    expect((await deliver("race-manifest-1", manifestEvent, noDeadline)).explicitAcks).toEqual(["race-manifest-1"]);
+    const dropRow = () =>
+      env.DB_US.prepare("SELECT state FROM bucket_drops WHERE org_id = ? AND object_key = ?")
+        .bind(o.orgId, manifestKey)
+        .first<{ state: string }>();
+    expect((await dropRow())?.state).toBe("waiting");
+
+    // c.png arrives. Its event and the manifest's event (delivered again) are handled at the same time,
+    // and both find every file there; the first copy into the job's inbox fails after a while, as a
+    // storage outage would, leaving the delivery that made the job to be retried.
+    const c = await env.FILES_US.put(`${folder}c.png`, signaturePng(WRITER, 3));
+    let failed = false;
+    const flaky = new Proxy(env.FILES_US, {
+      get(target, prop) {
+        if (prop === "put")
+          return async (k: string, v: unknown, opts?: R2PutOptions) => {
+            if (k.includes("/inbox/") && !failed) {
+              failed = true;
+              if (v instanceof ReadableStream) await v.cancel();
+              await new Promise((r) => setTimeout(r, 1500));
+              throw new Error("R2 is unavailable");
+            }
+            return target.put(k, v as never, opts);
+          };
+        const value = Reflect.get(target, prop);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const racing = { ...noDeadline, FILES_US: flaky } as unknown as typeof env;
+    const bodies: Record<string, unknown> = { "race-file-c": eventOf(`${folder}c.png`, c!), "race-manifest-2": manifestEvent };
+    const results = await Promise.all(Object.entries(bodies).map(([id, body]) => deliver(id, body, racing)));
+    expect(failed).toBe(true);
+    // The delivery that held the drop failed and is retried; the other had nothing to do.
+    const retried = results.flatMap((r) => r.retryMessages.map((m) => m.msgId));
+    expect(retried).toHaveLength(1);
+    expect(results.flatMap((r) => r.explicitAcks)).toEqual(Object.keys(bodies).filter((id) => id !== retried[0]));
+    expect((await deliver(retried[0], bodies[retried[0]], noDeadline, 2)).explicitAcks).toEqual([retried[0]]);
+
+    const summary = await until(
+      async () => {
+        const obj = await env.FILES_US.get(`${folder}summary.json`);
+        return obj ? (JSON.parse(await obj.text()) as Summary) : null;
+      },
+      (s) => s !== null,
+      { what: "the drop's summary.json", pauseMs: 150 },
+    );
+    expect(summary).toMatchObject({ job_id: "race-1", status: "completed", error: null, counts: { items: 3, decided: 3, errors: 0 } });
+    for (const item of summary!.items) expect(item.errors, item.file).toEqual([]);
+    expect((await dropRow())?.state).toBe("summarised");
+    const count = async (sql: string) => (await env.DB_US.prepare(sql).bind(o.orgId).first<{ n: number }>())?.n;
+    expect(await count("SELECT COUNT(*) AS n FROM check_jobs WHERE org_id = ?")).toBe(1);
+    expect(await count("SELECT COUNT(*) AS n FROM check_items WHERE org_id = ? AND state = 'done'")).toBe(3);
+    const listed = await env.FILES_US.list({ prefix: folder });
+    expect(listed.objects.map((ob) => ob.key.slice(folder.length)).filter((k) => k.endsWith("summary.json"))).toEqual(["summary.json"]);
+    const events = () => count("SELECT COUNT(*) AS n FROM webhook_events WHERE org_id = ? AND type = 'bucket.drop.completed'");
+    expect(await until(events, (n) => (n ?? 0) > 0, { what: "the bucket.drop.completed event" })).toBe(1);
+  }, 90_000);
+
+  it("reads a batch's files a bounded number of times each, however many files it has and whichever comes first", async () => {
+    const N = 10;
+    const names = Array.from({ length: N }, (_, i) => `f-${i}.png`);
+    for (const order of ["manifest first", "files first"] as const) {
+      const folder = `${key.prefix}batches/many-${order === "manifest first" ? "m" : "f"}/`;
+      // The region's bucket as the consumer sees it, noting each HEAD and GET of a file of the batch.
+      const reads: string[] = [];
+      const files = new Proxy(env.FILES_US, {
+        get(target, prop) {
+          const value = Reflect.get(target, prop);
+          if (prop === "get" || prop === "head")
+            return (k: string, o?: R2GetOptions) => {
+              if (k.startsWith(folder) && !k.endsWith(MANIFEST)) reads.push(`${prop} ${k.slice(folder.length)}`);
+              return prop === "get" ? target.get(k, o) : target.head(k);
+            };
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      const to = { ...env, FILES_US: files, BUCKET_EVENTS_QUEUE: { send: async () => undefined } } as unknown as typeof env;
+      let deliveries = 0;
+      const upload = async (name: string, body: Uint8Array) => {
+        const stored = await env.FILES_US.put(`${folder}${name}`, body);
+        const id = `many-${order}-${deliveries++}`;
+        const batch = createMessageBatch("countersign-bucket-events", [
+          {
+            id,
+            timestamp: new Date(),
+            attempts: 1,
+            body: {
+              account: "local",
+              action: "PutObject",
+              bucket: key.bucket,
+              object: { key: `${folder}${name}`, size: stored!.size, eTag: stored!.etag },
+              eventTime: new Date().toISOString(),
+            },
+          },
+        ]);
+        const ctx = createExecutionContext();
+        await worker.queue(batch, to, ctx);
+        expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual([id]);
+      };
+      const uploadManifest = () =>
+        upload(MANIFEST, json({ defaults: { subject_reference: "alice" }, items: names.map((file) => ({ file })) }));
+      const state = async () =>
+        (
+          await env.DB_US.prepare("SELECT state FROM bucket_drops WHERE org_id = ? AND object_key = ?")
+            .bind(org.orgId, `${folder}${MANIFEST}`)
+            .first<{ state: string }>()
+        )?.state;
+
+      if (order === "manifest first") {
+        await uploadManifest();
+        for (const [i, name] of names.entries()) {
+          if (i === N - 1) {
+            // A file uploaded again (as many as there are files, by now) does not stand in for one still missing.
+            await upload(names[0], signaturePng(WRITER, 4));
+            expect(await state(), order).toBe("waiting");
+          }
+          await upload(name, signaturePng(WRITER, (i % 5) + 1));
+        }
+      } else {
+        for (const [i, name] of names.entries()) await upload(name, signaturePng(WRITER, (i % 5) + 1));
+        await uploadManifest();
+      }
+      // Each file: at most a HEAD (looking for it), a GET (inspecting it) and one more (copying it into the job).
+      expect(reads.length, `${order}:\n${reads.join("\n")}`).toBeLessThanOrEqual(3 * N);
+
+      const summary = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary;
+      expect(summary, order).toMatchObject({ status: "completed", error: null, counts: { items: N, decided: N, errors: 0 } });
+      expect(summary.items.map((i) => i.file)).toEqual(names);
+    }
+  }, 120_000);
+
   it("refuses a file over the document limit from its size alone, and checks the rest of the drop", async () => {
     const folder = `${key.prefix}batches/big-1/`;
     // Written straight to the bucket (the S3 endpoint takes at most 50 MB a request; the AWS CLI would
@@ -508,13 +681,32 @@ describe("bucket drops through the S3 endpoint", () => {
         },
       },
     ]);
-    // The region's bucket as the consumer sees it, noting every object it reads.
+    // The region's bucket as the consumer sees it, noting every object whose bytes it reads (cancelling
+    // a body reads none of it).
     const reads: string[] = [];
+    const bound = <T extends object>(t: T, p: string | symbol) => {
+      const v = Reflect.get(t, p);
+      return typeof v === "function" ? v.bind(t) : v;
+    };
     const files = new Proxy(env.FILES_US, {
       get(target, prop) {
-        const value = Reflect.get(target, prop);
-        if (prop === "get") return (k: string, o?: R2GetOptions) => (reads.push(k), target.get(k, o));
-        return typeof value === "function" ? value.bind(target) : value;
+        if (prop !== "get") return bound(target, prop);
+        return async (k: string, o?: R2GetOptions) => {
+          const obj = await target.get(k, o);
+          if (!obj || !("body" in obj)) return obj;
+          return new Proxy(obj, {
+            get(t, p) {
+              if (p === "arrayBuffer" || p === "text" || p === "json" || p === "bytes" || p === "blob") reads.push(k);
+              if (p !== "body") return bound(t, p);
+              return new Proxy(t.body, {
+                get(b, q) {
+                  if (q !== "cancel") reads.push(k);
+                  return bound(b, q);
+                },
+              });
+            },
+          });
+        };
       },
     });
     const ctx = createExecutionContext();
