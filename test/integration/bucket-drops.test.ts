@@ -82,6 +82,31 @@ const json = (o: unknown) => new TextEncoder().encode(JSON.stringify(o));
 /** What getQueueResult tells of a delivered batch (the parts these tests read). */
 type QueueResult = { explicitAcks: string[]; retryMessages: { msgId: string }[] };
 
+/** The R2 event notification of an object just stored, as the bucket-events queue carries it. */
+function putEvent(bucket: string, objectKey: string, stored: { size: number; etag: string }, opts: { action?: string; at?: Date } = {}) {
+  return {
+    account: "local",
+    action: opts.action ?? "PutObject",
+    bucket,
+    object: { key: objectKey, size: stored.size, eTag: stored.etag },
+    eventTime: (opts.at ?? new Date()).toISOString(),
+  };
+}
+
+/** Delivers messages to a queue's consumer as one batch, as the runtime would: its acks and retries. */
+async function consume(
+  messages: { id: string; body: unknown; attempts?: number }[],
+  opts: { queue?: string; env?: typeof env } = {},
+): Promise<QueueResult> {
+  const batch = createMessageBatch(
+    opts.queue ?? "countersign-bucket-events",
+    messages.map((m) => ({ id: m.id, timestamp: new Date(), attempts: m.attempts ?? 1, body: m.body })),
+  );
+  const ctx = createExecutionContext();
+  await worker.queue(batch, opts.env ?? env, ctx);
+  return getQueueResult(batch, ctx);
+}
+
 describe("bucket keys", () => {
   it("issues a key once with Cache-Control: no-store, lists it, allows 2 active, and audits", async () => {
     const o = await createOrg();
@@ -414,23 +439,8 @@ describe("bucket drops through the S3 endpoint", () => {
       const folder = `orgs/${o.orgId}/drops/batches/s-1/`;
       await env.FILES_US.put(`${folder}a.png`, signaturePng(WRITER, 2));
       const manifest = await env.FILES_US.put(`${folder}manifest.json`, json({ items: [{ file: "a.png", subject_reference: "alice" }] }));
-      const batch = createMessageBatch("countersign-bucket-events", [
-        {
-          id: `suspended-${o.orgId}`,
-          timestamp: new Date(),
-          attempts: 1,
-          body: {
-            account: "local",
-            action: "PutObject",
-            bucket: key.bucket,
-            object: { key: `${folder}manifest.json`, size: manifest!.size, eTag: manifest!.etag },
-            eventTime: new Date().toISOString(),
-          },
-        },
-      ]);
-      const ctx = createExecutionContext();
-      await worker.queue(batch, env, ctx);
-      expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual([`suspended-${o.orgId}`]);
+      const result = await consume([{ id: `suspended-${o.orgId}`, body: putEvent(key.bucket, `${folder}manifest.json`, manifest!) }]);
+      expect(result.explicitAcks).toEqual([`suspended-${o.orgId}`]);
 
       const summary = JSON.parse(await (await env.FILES_US.get(`${folder}summary.json`))!.text()) as Summary;
       expect(summary).toMatchObject({ status: "rejected", error: { code: "organisation_suspended" } });
@@ -451,21 +461,12 @@ describe("bucket drops through the S3 endpoint", () => {
       `${folder}manifest.json`,
       json({ job_id: "twice-1", items: [{ file: "a.png", subject_reference: "alice" }] }),
     );
-    const event = {
-      account: "local",
-      action: "PutObject",
-      bucket: key.bucket,
-      object: { key: `${folder}manifest.json`, size: manifest!.size, eTag: manifest!.etag },
-      eventTime: new Date().toISOString(),
-    };
+    const event = putEvent(key.bucket, `${folder}manifest.json`, manifest!);
     for (let delivery = 0; delivery < 2; delivery++) {
-      const batch = createMessageBatch("countersign-bucket-events", [
-        { id: `m-${delivery}-a`, timestamp: new Date(), attempts: 1, body: event },
-        { id: `m-${delivery}-b`, timestamp: new Date(), attempts: 1, body: event },
+      const result = await consume([
+        { id: `m-${delivery}-a`, body: event },
+        { id: `m-${delivery}-b`, body: event },
       ]);
-      const ctx = createExecutionContext();
-      await worker.queue(batch, env, ctx);
-      const result = await getQueueResult(batch, ctx);
       expect(result.explicitAcks.length).toBe(2);
     }
     const summary = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary;
@@ -496,19 +497,8 @@ describe("bucket drops through the S3 endpoint", () => {
 
     const folder = `orgs/${o.orgId}/drops/batches/race-1/`;
     const names = ["a.png", "b.png", "c.png"];
-    const eventOf = (objectKey: string, stored: R2Object) => ({
-      account: "local",
-      action: "PutObject",
-      bucket: key.bucket,
-      object: { key: objectKey, size: stored.size, eTag: stored.etag },
-      eventTime: new Date().toISOString(),
-    });
-    const deliver = async (id: string, body: unknown, to: typeof env, attempts = 1): Promise<QueueResult> => {
-      const batch = createMessageBatch("countersign-bucket-events", [{ id, timestamp: new Date(), attempts, body }]);
-      const ctx = createExecutionContext();
-      await worker.queue(batch, to, ctx);
-      return getQueueResult(batch, ctx);
-    };
+    const eventOf = (objectKey: string, stored: R2Object) => putEvent(key.bucket, objectKey, stored);
+    const deliver = (id: string, body: unknown, to: typeof env, attempts = 1) => consume([{ id, body, attempts }], { env: to });
     // The delayed message that ends the wait is not needed here.
     const noDeadline = { ...env, BUCKET_EVENTS_QUEUE: { send: async () => undefined } } as unknown as typeof env;
 
@@ -601,23 +591,8 @@ describe("bucket drops through the S3 endpoint", () => {
       const upload = async (name: string, body: Uint8Array) => {
         const stored = await env.FILES_US.put(`${folder}${name}`, body);
         const id = `many-${order}-${deliveries++}`;
-        const batch = createMessageBatch("countersign-bucket-events", [
-          {
-            id,
-            timestamp: new Date(),
-            attempts: 1,
-            body: {
-              account: "local",
-              action: "PutObject",
-              bucket: key.bucket,
-              object: { key: `${folder}${name}`, size: stored!.size, eTag: stored!.etag },
-              eventTime: new Date().toISOString(),
-            },
-          },
-        ]);
-        const ctx = createExecutionContext();
-        await worker.queue(batch, to, ctx);
-        expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual([id]);
+        const result = await consume([{ id, body: putEvent(key.bucket, `${folder}${name}`, stored!) }], { env: to });
+        expect(result.explicitAcks).toEqual([id]);
       };
       const uploadManifest = () =>
         upload(MANIFEST, json({ defaults: { subject_reference: "alice" }, items: names.map((file) => ({ file })) }));
@@ -667,20 +642,7 @@ describe("bucket drops through the S3 endpoint", () => {
         ],
       }),
     );
-    const batch = createMessageBatch("countersign-bucket-events", [
-      {
-        id: "big-1",
-        timestamp: new Date(),
-        attempts: 1,
-        body: {
-          account: "local",
-          action: "CompleteMultipartUpload",
-          bucket: key.bucket,
-          object: { key: `${folder}manifest.json`, size: manifest!.size, eTag: manifest!.etag },
-          eventTime: new Date().toISOString(),
-        },
-      },
-    ]);
+    const event = putEvent(key.bucket, `${folder}manifest.json`, manifest!, { action: "CompleteMultipartUpload" });
     // The region's bucket as the consumer sees it, noting every object whose bytes it reads (cancelling
     // a body reads none of it).
     const reads: string[] = [];
@@ -709,9 +671,7 @@ describe("bucket drops through the S3 endpoint", () => {
         };
       },
     });
-    const ctx = createExecutionContext();
-    await worker.queue(batch, { ...env, FILES_US: files }, ctx);
-    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["big-1"]);
+    expect((await consume([{ id: "big-1", body: event }], { env: { ...env, FILES_US: files } })).explicitAcks).toEqual(["big-1"]);
     expect(reads).toContain(`${folder}a.png`);
     expect(reads).not.toContain(`${folder}huge.png`);
 
@@ -738,23 +698,8 @@ describe("bucket drops through the S3 endpoint", () => {
     expect(first).toMatchObject({ job_id: "again-1", status: "completed", error: null });
 
     const stored = await env.FILES_US.put(`${folder}manifest.json`, manifest);
-    const batch = createMessageBatch("countersign-bucket-events", [
-      {
-        id: "again-2",
-        timestamp: new Date(),
-        attempts: 1,
-        body: {
-          account: "local",
-          action: "PutObject",
-          bucket: key.bucket,
-          object: { key: `${folder}manifest.json`, size: stored!.size, eTag: stored!.etag },
-          eventTime: new Date(Date.now() + 1000).toISOString(),
-        },
-      },
-    ]);
-    const ctx = createExecutionContext();
-    await worker.queue(batch, env, ctx);
-    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["again-2"]);
+    const again = putEvent(key.bucket, `${folder}manifest.json`, stored!, { at: new Date(Date.now() + 1000) });
+    expect((await consume([{ id: "again-2", body: again }])).explicitAcks).toEqual(["again-2"]);
 
     const drops = await env.DB_US.prepare(
       "SELECT drop_id, state, summary_key FROM bucket_drops WHERE org_id = ? AND object_key = ? ORDER BY created_at",
@@ -804,17 +749,7 @@ describe("bucket drops through the S3 endpoint", () => {
     });
 
     // The wait ends (the delayed message the manifest's event sent, delivered now).
-    const batch = createMessageBatch("countersign-bucket-events", [
-      {
-        id: "deadline-1",
-        timestamp: new Date(),
-        attempts: 1,
-        body: { kind: "drop_deadline", orgId: org.orgId, dropId: (await drop())!.drop_id },
-      },
-    ]);
-    const ctx = createExecutionContext();
-    await worker.queue(batch, env, ctx);
-    await getQueueResult(batch, ctx);
+    await consume([{ id: "deadline-1", body: { kind: "drop_deadline", orgId: org.orgId, dropId: (await drop())!.drop_id } }]);
     const summary = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary;
     expect(summary).toMatchObject({ job_id: "late-1", status: "completed", counts: { items: 2, decided: 1, errors: 1 } });
     expect(summary.items[1]).toMatchObject({ file: "b.png", decision: null, errors: [{ code: "file_missing" }] });
@@ -825,13 +760,7 @@ describe("bucket drops through the S3 endpoint", () => {
     const folder = `orgs/${o.orgId}/drops/batches/m-1/`;
     await env.FILES_US.put(`${folder}a.png`, signaturePng(WRITER, 2));
     const manifest = await env.FILES_US.put(`${folder}manifest.json`, json({ items: [{ file: "a.png", subject_reference: "alice" }] }));
-    const event = {
-      account: "local",
-      action: "PutObject",
-      bucket: key.bucket,
-      object: { key: `${folder}manifest.json`, size: manifest!.size, eTag: manifest!.etag },
-      eventTime: new Date().toISOString(),
-    };
+    const event = putEvent(key.bucket, `${folder}manifest.json`, manifest!);
     await operator("POST", `/platform/orgs/${o.orgId}/move/begin`, { region: "eu" });
     // The bucket-events queue as the consumer sees it: what it sends is kept here, not delivered.
     const sent: { body: typeof event & { deferUntil?: number }; delaySeconds?: number }[] = [];
@@ -842,12 +771,7 @@ describe("bucket drops through the S3 endpoint", () => {
           void sent.push({ body: body as never, delaySeconds: o?.delaySeconds }),
       },
     } as unknown as typeof env;
-    const deliver = async (id: string, body: unknown) => {
-      const batch = createMessageBatch("countersign-bucket-events", [{ id, timestamp: new Date(), attempts: 1, body }]);
-      const ctx = createExecutionContext();
-      await worker.queue(batch, queueEnv, ctx);
-      return getQueueResult(batch, ctx);
-    };
+    const deliver = (id: string, body: unknown) => consume([{ id, body }], { env: queueEnv });
 
     const first = await deliver("move-1", event);
     expect(first.explicitAcks).toEqual(["move-1"]);
@@ -869,20 +793,9 @@ describe("bucket drops through the S3 endpoint", () => {
     const folder = `${key.prefix}batches/dead-1/`;
     // A manifest whose file never comes: its drop is recorded and waits.
     const manifest = await env.FILES_US.put(`${folder}manifest.json`, json({ items: [{ file: "never.png", subject_reference: "alice" }] }));
-    const event = {
-      account: "local",
-      action: "PutObject",
-      bucket: key.bucket,
-      object: { key: `${folder}manifest.json`, size: manifest!.size, eTag: manifest!.etag },
-      eventTime: new Date().toISOString(),
-    };
+    const event = putEvent(key.bucket, `${folder}manifest.json`, manifest!);
     const queueEnv = { ...env, BUCKET_EVENTS_QUEUE: { send: async () => undefined } } as unknown as typeof env;
-    const deliver = async (queue: string, id: string, body: unknown, to = env) => {
-      const batch = createMessageBatch(queue, [{ id, timestamp: new Date(), attempts: 1, body }]);
-      const ctx = createExecutionContext();
-      await worker.queue(batch, to, ctx);
-      return getQueueResult(batch, ctx);
-    };
+    const deliver = (queue: string, id: string, body: unknown, to = env) => consume([{ id, body }], { queue, env: to });
     expect((await deliver("countersign-bucket-events", "dead-1", event, queueEnv)).explicitAcks).toEqual(["dead-1"]);
     const row = () =>
       env.DB_US.prepare("SELECT state FROM bucket_drops WHERE org_id = ? AND object_key = ?")
