@@ -81,6 +81,23 @@ async function tenantOf(orgId: string) {
   return { env, org, store: regionStore(env, org.region) };
 }
 
+/** Publishes a verification event as the service would: a `reference.enrolled` under this id. */
+async function publishEnrolled(orgId: string, id: string) {
+  await publishEvent(await tenantOf(orgId), "sig", {
+    id,
+    type: "reference.enrolled",
+    data: {
+      subject_reference: "s",
+      ref_id: "r",
+      status: "enrolled",
+      source: "unverified",
+      rejected_reason: null,
+      rejected_detail: null,
+      at: new Date().toISOString(),
+    },
+  });
+}
+
 describe("verification webhook endpoints", () => {
   it("shows the secret once: on create, never on list or read", async () => {
     const org = await createOrg();
@@ -373,19 +390,7 @@ describe("delivery: retries, the log, failure and disabling", () => {
     // Spec 6.2: each endpoint receives only its own product's events, and the archive's catalogue has no
     // endpoint_disabled. A verification endpoint failing afterwards is announced, and is the only notice.
     const failing = await endpointWithReceiver(org, SIG, ["reference.enrolled"], [500]);
-    await publishEvent(await tenantOf(org.orgId), "sig", {
-      id: `evt_fail_${crypto.randomUUID()}`,
-      type: "reference.enrolled",
-      data: {
-        subject_reference: "s",
-        ref_id: "r",
-        status: "enrolled",
-        source: "unverified",
-        rejected_reason: null,
-        rejected_detail: null,
-        at: new Date().toISOString(),
-      },
-    });
+    await publishEnrolled(org.orgId, `evt_fail_${crypto.randomUUID()}`);
     const [notice] = await waitForWebhooks(watcher.path, (g) => g.length === 1);
     expect(notice.verified).toEqual([true]);
     expect(notice.body).toMatchObject({
@@ -468,19 +473,7 @@ describe("products are kept apart", () => {
     expect((await api(`${SIG}/${archive.endpoint.webhook_id}`, { key: org.apiKey })).status).toBe(404);
 
     for (const type of archiveAll) await publishArchive(org.orgId, type, { record_id: `r-${type}` });
-    await publishEvent(await tenantOf(org.orgId), "sig", {
-      id: "evt_sig_1",
-      type: "reference.enrolled",
-      data: {
-        subject_reference: "s",
-        ref_id: "r",
-        status: "enrolled",
-        source: "unverified",
-        rejected_reason: null,
-        rejected_detail: null,
-        at: new Date().toISOString(),
-      },
-    });
+    await publishEnrolled(org.orgId, "evt_sig_1");
     const arch = await waitForWebhooks(archive.path, (g) => g.length === 7);
     const sigGot = await waitForWebhooks(sig.path, (g) => g.length === 1);
     await waitForDeliveries(org, ARCHIVE, archive.endpoint.webhook_id, (d) => d.length === 7 && d.every((x) => x.status === "succeeded"));
