@@ -36,6 +36,7 @@ import { staleReferences } from "./feature-upgrade";
 import type { VerificationEngine } from "./engine";
 import { cropKey, inboxExpired } from "./inbox";
 import type { LearningEngine } from "./learning-engine-live";
+import { logError } from "../util/log";
 
 /** A confirmed item waiting for the learning consumer. */
 export interface LearnMessage {
@@ -193,16 +194,22 @@ export async function confirmItem(
     return keepFirst((await reviews.get(org.id, jobId, index))!, "genuine");
   }
   if (refusal) {
-    // Subscribers hear of every refused confirmation, whichever stage of the bar refused it.
-    await deps.announce?.({
-      orgId: org.id,
-      subjectReference: item.subjectReference,
-      checkId: checkId(jobId, index),
-      outcome: "refused",
-      refId: null,
-      reason: refusal.reason,
-      detail: refusal.detail,
-    });
+    // Subscribers hear of every refused confirmation, whichever stage of the bar refused it. The
+    // confirmation is already kept: a failure to announce it must not turn the answer into an error,
+    // whose retry would find the record and announce nothing either.
+    try {
+      await deps.announce?.({
+        orgId: org.id,
+        subjectReference: item.subjectReference,
+        checkId: checkId(jobId, index),
+        outcome: "refused",
+        refId: null,
+        reason: refusal.reason,
+        detail: refusal.detail,
+      });
+    } catch (err) {
+      logError("confirm: the refusal could not be announced (reference.learned)", err, { job_id: jobId, item_index: index });
+    }
   }
   if (review.learning === "queued") {
     try {
