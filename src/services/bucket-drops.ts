@@ -141,6 +141,8 @@ export async function handleObjectEvent(env: Env, msg: R2EventMessage, delivery:
   const repo = dropsRepo(store.db);
 
   if (where.kind === "batch_file") {
+    // A retry of this event finishes first what its earlier delivery submitted but did not finish.
+    for (const d of await repo.submittedBy(dc.org.id, where.folder, delivery)) await finishSubmitted(dc, d);
     // A late file is crossed off the missing list of each batch waiting in its folder, without reading
     // the bucket: a batch of n files costs n such updates, not n manifest reads and n * n HEADs. The
     // delivery that empties the list submits the batch (as does any once the wait is over).
@@ -154,16 +156,8 @@ export async function handleObjectEvent(env: Env, msg: R2EventMessage, delivery:
   }
   const drop = await claimDrop(dc, msg, where);
   const dropId = drop.dropId;
-  if (drop.state === "submitted" && drop.jobId) {
-    // A delivery that died after submitting but maybe before queueing: queue the items again (running an
-    // item is idempotent), unless the job is under way or over.
-    const job = await checksRepo(store.db).job(dc.org.id, drop.jobId);
-    if (job && job.status === "queued" && job.completedItems === 0)
-      await enqueueItems(
-        dc.ctx,
-        drop.jobId,
-        Array.from({ length: job.itemCount }, (_, i) => i),
-      );
+  if (drop.state === "submitted") {
+    await finishSubmitted(dc, drop);
     return;
   }
   if (drop.state !== "waiting") return;
@@ -241,6 +235,7 @@ export async function handleDropDeadline(env: Env, msg: DropDeadlineMessage, del
   if (dc === "gone") return;
   if (dc === "moving") throw new RetryLater(30);
   const drop = await dropsRepo(dc.ctx.store.db).get(dc.org.id, msg.dropId);
+  if (drop?.state === "submitted") await finishSubmitted(dc, drop);
   if (drop?.state !== "waiting") return;
   // Another delivery is submitting the drop: look again once its lock is over, in case it died.
   if ((await advanceDrop(dc, drop, delivery, true)) === "busy") await lookAgainLater(dc, drop.dropId);
@@ -503,26 +498,32 @@ async function submit(dc: DropContext, drop: DropRecord, got: DropItems, deliver
   }
   if (refusal) plan.error = refusal;
   // Record the plan before anything can finish the job, so the summary finds it.
-  const recorded = await dropsRepo(store.db).advance(
-    dc.org.id,
-    drop.dropId,
-    "waiting",
-    "submitted",
-    { jobId, plan: JSON.stringify(plan) },
-    delivery,
-  );
-  if (!recorded) return;
-  if (refusal) {
-    const done = await jobObject(dc.env, dc.org.id, jobId).reject();
-    if (done) await checksRepo(store.db).mirrorProgress(dc.org.id, jobId, done.state);
-    await summariseBucketJob(dc.ctx, jobId);
-    return;
+  const set = { jobId, plan: JSON.stringify(plan) };
+  if (!(await dropsRepo(store.db).advance(dc.org.id, drop.dropId, "waiting", "submitted", set, delivery))) return;
+  await finishSubmitted(dc, { ...drop, ...set, state: "submitted", lockOwner: delivery });
+}
+
+/**
+ * The rest of submitting a drop, once it is `submitted` (by this delivery, or by one that failed after
+ * that): a refused drop's job is rejected and its summary written; otherwise the job's items not done
+ * yet are queued (queueing an item again is harmless: running it twice stores and counts it once). A
+ * no-op once done, which the drop's row records by no longer naming the delivery that submitted it.
+ */
+async function finishSubmitted(dc: DropContext, drop: DropRecord): Promise<void> {
+  if (drop.state !== "submitted" || !drop.jobId || !drop.plan || drop.lockOwner === null) return;
+  const plan = JSON.parse(drop.plan) as DropPlan;
+  const job = jobObject(dc.env, dc.org.id, drop.jobId);
+  if (plan.error) {
+    // Never queued: nothing of a refused drop is checked or billed, however often this runs.
+    const done = await job.reject();
+    if (done) await checksRepo(dc.ctx.store.db).mirrorProgress(dc.org.id, drop.jobId, done.state);
+    await summariseBucketJob(dc.ctx, drop.jobId);
+  } else {
+    const done = new Set(await job.completedItems());
+    const indexes = plan.entries.map((e) => e.item_index).filter((i): i is number => i !== null && !done.has(i));
+    await enqueueItems(dc.ctx, drop.jobId, indexes);
   }
-  await enqueueItems(
-    dc.ctx,
-    jobId,
-    prepared.map((p) => p.item.index),
-  );
+  await dropsRepo(dc.ctx.store.db).submissionFinished(dc.org.id, drop.dropId);
 }
 
 function tooLarge(file: string, size: number): ItemError {
