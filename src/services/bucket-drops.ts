@@ -166,8 +166,10 @@ export async function handleObjectEvent(env: Env, msg: R2EventMessage, delivery:
     await underLock(dc, drop, delivery, () => finishWithoutJob(dc, drop, error, [], delivery));
     return;
   }
-  if ((await advanceDrop(dc, drop, delivery, false)) === "waiting" && where.kind === "manifest") {
-    // Files still on their way: look again when the wait ends (each file's own event looks sooner).
+  if ((await advanceDrop(dc, drop, delivery, false)) !== "done" && where.kind === "manifest") {
+    // Files still on their way: look again when the wait ends (each file's own event looks sooner). Also
+    // when another delivery holds the lock (the last file's event, say): should it fail every retry, this
+    // message still ends the drop.
     await env.BUCKET_EVENTS_QUEUE.send({ kind: "drop_deadline", orgId: dc.org.id, dropId } satisfies DropDeadlineMessage, {
       delaySeconds: Math.min(43200, waitSeconds(env)),
     });
@@ -191,20 +193,22 @@ async function claimDrop(
 
 /**
  * A bucket-events message that ran out of retries (dispatch.ts, dead-letter queue): its drop, if it made
- * no job and has no summary yet, ends with a failed summary.json instead of waiting forever. A submitted
- * drop is left to its job, whose items end (as processing_failed at worst) and write the summary.
+ * no job and has no summary yet, ends with a failed summary.json instead of waiting forever. A batch
+ * file's event ends the drops of its folder it would have submitted (none missing, or their wait over).
+ * A submitted drop is left to its job, whose items end (as processing_failed at worst) and write the summary.
  */
 export async function deadLetteredDrop(env: Env, msg: R2EventMessage | DropDeadlineMessage, delivery: string): Promise<void> {
   let orgId: string;
   let event: { msg: R2EventMessage; where: Extract<DropKey, { kind: "manifest" | "single" | "unsupported" }> } | null = null;
+  let batchFolder: string | null = null;
   if ("kind" in msg) orgId = msg.orgId;
   else {
     if (!createsObject(msg)) return;
     const where = readDropKey(msg.object.key);
-    // A batch file's event only looks at the drops of its folder, which end through their own messages.
-    if (!where || where.kind === "output" || where.kind === "batch_file") return;
+    if (!where || where.kind === "output") return;
     orgId = where.orgId;
-    event = { msg, where };
+    if (where.kind === "batch_file") batchFolder = where.folder;
+    else event = { msg, where };
   }
   const dc = await dropContext(env, orgId);
   if (dc === "gone") return;
@@ -213,12 +217,20 @@ export async function deadLetteredDrop(env: Env, msg: R2EventMessage | DropDeadl
     logError("dead-lettered bucket event of an organisation still moving; its drop stays unfinished", undefined, { org_id: orgId });
     return;
   }
-  if (event && regionOfBucket(env, event.msg.bucket) !== dc.org.region) return;
+  if (!("kind" in msg) && regionOfBucket(env, msg.bucket) !== dc.org.region) return;
+  const repo = dropsRepo(dc.ctx.store.db);
+  if (batchFolder !== null) {
+    for (const drop of await repo.dueIn(orgId, batchFolder, new Date().toISOString())) await failDrop(dc, drop, delivery);
+    return;
+  }
   // The drop may never have been recorded (its first delivery failed before that): record it now.
-  const drop = event
-    ? await claimDrop(dc, event.msg, event.where)
-    : await dropsRepo(dc.ctx.store.db).get(orgId, (msg as DropDeadlineMessage).dropId);
+  const drop = event ? await claimDrop(dc, event.msg, event.where) : await repo.get(orgId, (msg as DropDeadlineMessage).dropId);
   if (drop?.state !== "waiting") return;
+  await failDrop(dc, drop, delivery);
+}
+
+/** Ends a waiting drop whose message ran out of retries with a failed summary.json. */
+async function failDrop(dc: DropContext, drop: DropRecord, delivery: string): Promise<void> {
   const again = readDropKey(drop.objectKey)?.kind === "manifest" ? `upload ${MANIFEST_NAME} again` : "upload the file again";
   const error = {
     code: "processing_failed",

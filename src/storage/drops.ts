@@ -122,6 +122,18 @@ export function dropsRepo(db: D1Database) {
       return results.map(toRecord);
     },
 
+    /** Waiting drops of a folder whose files are all there (none missing) or whose wait is over. */
+    async dueIn(orgId: string, folder: string, now: string): Promise<DropRecord[]> {
+      const { results } = await db
+        .prepare(
+          `SELECT * FROM bucket_drops WHERE org_id = ? AND folder = ? AND state = 'waiting' AND missing IS NOT NULL
+             AND (json_array_length(missing) = 0 OR wait_until IS NULL OR wait_until <= ?)`,
+        )
+        .bind(orgId, folder, now)
+        .all<Row>();
+      return results.map(toRecord);
+    },
+
     /** A submitted drop's items are queued (or its refusal summarised): no delivery needs to finish it. */
     async submissionFinished(orgId: string, dropId: string): Promise<void> {
       await db

@@ -908,6 +908,58 @@ describe("bucket drops through the S3 endpoint", () => {
     expect(await count("SELECT COUNT(*) AS n FROM check_items WHERE org_id = ? AND state = 'done'")).toBe(0);
   });
 
+  it("a batch file's event that ran out of retries ends the drop it emptied; the manifest's event left a deadline all the same", async () => {
+    const folder = `${key.prefix}batches/dead-file-1/`;
+    const manifestKey = `${folder}${MANIFEST}`;
+    const manifest = await env.FILES_US.put(manifestKey, json({ items: [{ file: "a.png", subject_reference: "alice" }] }));
+    const manifestEvent = putEvent(key.bucket, manifestKey, manifest!);
+    const sent: unknown[] = [];
+    const queueEnv = { ...env, BUCKET_EVENTS_QUEUE: { send: async (body: unknown) => void sent.push(body) } } as unknown as typeof env;
+    expect((await consume([{ id: "df-m", body: manifestEvent }], { env: queueEnv })).explicitAcks).toEqual(["df-m"]);
+    const row = () =>
+      env.DB_US.prepare("SELECT drop_id, state, missing FROM bucket_drops WHERE org_id = ? AND object_key = ?")
+        .bind(org.orgId, manifestKey)
+        .first<{ drop_id: string; state: string; missing: string }>();
+    const dropId = (await row())!.drop_id;
+    expect(sent).toEqual([{ kind: "drop_deadline", orgId: org.orgId, dropId }]);
+
+    // a.png's event empties the missing list, then fails reading the file (every retry, as it turns out).
+    const a = await env.FILES_US.put(`${folder}a.png`, signaturePng(WRITER, 2));
+    const fileEvent = putEvent(key.bucket, `${folder}a.png`, a!);
+    const files = new Proxy(env.FILES_US, {
+      get(target, prop) {
+        if (prop === "get")
+          return async (k: string, o?: R2GetOptions) => {
+            if (k.endsWith("a.png")) throw new Error("R2 is unavailable");
+            return target.get(k, o);
+          };
+        const value = Reflect.get(target, prop);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const broken = { ...queueEnv, FILES_US: files } as unknown as typeof env;
+    expect((await consume([{ id: "df-a", body: fileEvent }], { env: broken })).retryMessages.map((m) => m.msgId)).toEqual(["df-a"]);
+    expect(await row()).toMatchObject({ state: "waiting", missing: "[]" });
+
+    // The manifest's event, redelivered while that delivery holds the lock, still leaves a deadline message.
+    await env.DB_US.prepare("UPDATE bucket_drops SET lock_owner = 'df-a', lock_until = ? WHERE org_id = ? AND drop_id = ?")
+      .bind(new Date(Date.now() + 600_000).toISOString(), org.orgId, dropId)
+      .run();
+    sent.length = 0;
+    expect((await consume([{ id: "df-m2", body: manifestEvent }], { env: queueEnv })).explicitAcks).toEqual(["df-m2"]);
+    expect(sent).toEqual([{ kind: "drop_deadline", orgId: org.orgId, dropId }]);
+    expect((await row())?.state).toBe("waiting");
+    await env.DB_US.prepare("UPDATE bucket_drops SET lock_owner = NULL, lock_until = NULL WHERE org_id = ? AND drop_id = ?")
+      .bind(org.orgId, dropId)
+      .run();
+
+    // The file's event is dead-lettered: the drop ends with a failed summary.
+    expect((await consume([{ id: "df-dlq", body: fileEvent }], { queue: "countersign-dead-letter" })).explicitAcks).toEqual(["df-dlq"]);
+    const summary = JSON.parse(await (await env.FILES_US.get(`${folder}summary.json`))!.text()) as Summary;
+    expect(summary).toMatchObject({ job_id: null, status: "failed", error: { code: "processing_failed" } });
+    expect((await row())?.state).toBe("summarised");
+  });
+
   it("checks a dropped photo of a form with a template: the summary names the box the signature was found in", async () => {
     const created = await postTemplate(org.apiKey, templateBody({ template_id: "loan-v3", boxes: BOX_SPEC }, blankFormPng()));
     expect(created.status, await created.clone().text()).toBe(201);
