@@ -141,6 +141,8 @@ export async function handleObjectEvent(env: Env, msg: R2EventMessage, delivery:
   const repo = dropsRepo(store.db);
 
   if (where.kind === "batch_file") {
+    // A retry of this event finishes first what its earlier delivery submitted but did not finish.
+    for (const d of await repo.submittedBy(dc.org.id, where.folder, delivery)) await finishSubmitted(dc, d);
     // A late file is crossed off the missing list of each batch waiting in its folder, without reading
     // the bucket: a batch of n files costs n such updates, not n manifest reads and n * n HEADs. The
     // delivery that empties the list submits the batch (as does any once the wait is over).
@@ -154,16 +156,8 @@ export async function handleObjectEvent(env: Env, msg: R2EventMessage, delivery:
   }
   const drop = await claimDrop(dc, msg, where);
   const dropId = drop.dropId;
-  if (drop.state === "submitted" && drop.jobId) {
-    // A delivery that died after submitting but maybe before queueing: queue the items again (running an
-    // item is idempotent), unless the job is under way or over.
-    const job = await checksRepo(store.db).job(dc.org.id, drop.jobId);
-    if (job && job.status === "queued" && job.completedItems === 0)
-      await enqueueItems(
-        dc.ctx,
-        drop.jobId,
-        Array.from({ length: job.itemCount }, (_, i) => i),
-      );
+  if (drop.state === "submitted") {
+    await finishSubmitted(dc, drop);
     return;
   }
   if (drop.state !== "waiting") return;
@@ -172,8 +166,10 @@ export async function handleObjectEvent(env: Env, msg: R2EventMessage, delivery:
     await underLock(dc, drop, delivery, () => finishWithoutJob(dc, drop, error, [], delivery));
     return;
   }
-  if ((await advanceDrop(dc, drop, delivery, false)) === "waiting" && where.kind === "manifest") {
-    // Files still on their way: look again when the wait ends (each file's own event looks sooner).
+  if ((await advanceDrop(dc, drop, delivery, false)) !== "done" && where.kind === "manifest") {
+    // Files still on their way: look again when the wait ends (each file's own event looks sooner). Also
+    // when another delivery holds the lock (the last file's event, say): should it fail every retry, this
+    // message still ends the drop.
     await env.BUCKET_EVENTS_QUEUE.send({ kind: "drop_deadline", orgId: dc.org.id, dropId } satisfies DropDeadlineMessage, {
       delaySeconds: Math.min(43200, waitSeconds(env)),
     });
@@ -197,20 +193,22 @@ async function claimDrop(
 
 /**
  * A bucket-events message that ran out of retries (dispatch.ts, dead-letter queue): its drop, if it made
- * no job and has no summary yet, ends with a failed summary.json instead of waiting forever. A submitted
- * drop is left to its job, whose items end (as processing_failed at worst) and write the summary.
+ * no job and has no summary yet, ends with a failed summary.json instead of waiting forever. A batch
+ * file's event ends the drops of its folder it would have submitted (none missing, or their wait over).
+ * A submitted drop is left to its job, whose items end (as processing_failed at worst) and write the summary.
  */
 export async function deadLetteredDrop(env: Env, msg: R2EventMessage | DropDeadlineMessage, delivery: string): Promise<void> {
   let orgId: string;
   let event: { msg: R2EventMessage; where: Extract<DropKey, { kind: "manifest" | "single" | "unsupported" }> } | null = null;
+  let batchFolder: string | null = null;
   if ("kind" in msg) orgId = msg.orgId;
   else {
     if (!createsObject(msg)) return;
     const where = readDropKey(msg.object.key);
-    // A batch file's event only looks at the drops of its folder, which end through their own messages.
-    if (!where || where.kind === "output" || where.kind === "batch_file") return;
+    if (!where || where.kind === "output") return;
     orgId = where.orgId;
-    event = { msg, where };
+    if (where.kind === "batch_file") batchFolder = where.folder;
+    else event = { msg, where };
   }
   const dc = await dropContext(env, orgId);
   if (dc === "gone") return;
@@ -219,12 +217,20 @@ export async function deadLetteredDrop(env: Env, msg: R2EventMessage | DropDeadl
     logError("dead-lettered bucket event of an organisation still moving; its drop stays unfinished", undefined, { org_id: orgId });
     return;
   }
-  if (event && regionOfBucket(env, event.msg.bucket) !== dc.org.region) return;
+  if (!("kind" in msg) && regionOfBucket(env, msg.bucket) !== dc.org.region) return;
+  const repo = dropsRepo(dc.ctx.store.db);
+  if (batchFolder !== null) {
+    for (const drop of await repo.dueIn(orgId, batchFolder, new Date().toISOString())) await failDrop(dc, drop, delivery);
+    return;
+  }
   // The drop may never have been recorded (its first delivery failed before that): record it now.
-  const drop = event
-    ? await claimDrop(dc, event.msg, event.where)
-    : await dropsRepo(dc.ctx.store.db).get(orgId, (msg as DropDeadlineMessage).dropId);
+  const drop = event ? await claimDrop(dc, event.msg, event.where) : await repo.get(orgId, (msg as DropDeadlineMessage).dropId);
   if (drop?.state !== "waiting") return;
+  await failDrop(dc, drop, delivery);
+}
+
+/** Ends a waiting drop whose message ran out of retries with a failed summary.json. */
+async function failDrop(dc: DropContext, drop: DropRecord, delivery: string): Promise<void> {
   const again = readDropKey(drop.objectKey)?.kind === "manifest" ? `upload ${MANIFEST_NAME} again` : "upload the file again";
   const error = {
     code: "processing_failed",
@@ -241,6 +247,7 @@ export async function handleDropDeadline(env: Env, msg: DropDeadlineMessage, del
   if (dc === "gone") return;
   if (dc === "moving") throw new RetryLater(30);
   const drop = await dropsRepo(dc.ctx.store.db).get(dc.org.id, msg.dropId);
+  if (drop?.state === "submitted") await finishSubmitted(dc, drop);
   if (drop?.state !== "waiting") return;
   // Another delivery is submitting the drop: look again once its lock is over, in case it died.
   if ((await advanceDrop(dc, drop, delivery, true)) === "busy") await lookAgainLater(dc, drop.dropId);
@@ -503,26 +510,32 @@ async function submit(dc: DropContext, drop: DropRecord, got: DropItems, deliver
   }
   if (refusal) plan.error = refusal;
   // Record the plan before anything can finish the job, so the summary finds it.
-  const recorded = await dropsRepo(store.db).advance(
-    dc.org.id,
-    drop.dropId,
-    "waiting",
-    "submitted",
-    { jobId, plan: JSON.stringify(plan) },
-    delivery,
-  );
-  if (!recorded) return;
-  if (refusal) {
-    const done = await jobObject(dc.env, dc.org.id, jobId).reject();
-    if (done) await checksRepo(store.db).mirrorProgress(dc.org.id, jobId, done.state);
-    await summariseBucketJob(dc.ctx, jobId);
-    return;
+  const set = { jobId, plan: JSON.stringify(plan) };
+  if (!(await dropsRepo(store.db).advance(dc.org.id, drop.dropId, "waiting", "submitted", set, delivery))) return;
+  await finishSubmitted(dc, { ...drop, ...set, state: "submitted", lockOwner: delivery });
+}
+
+/**
+ * The rest of submitting a drop, once it is `submitted` (by this delivery, or by one that failed after
+ * that): a refused drop's job is rejected and its summary written; otherwise the job's items not done
+ * yet are queued (queueing an item again is harmless: running it twice stores and counts it once). A
+ * no-op once done, which the drop's row records by no longer naming the delivery that submitted it.
+ */
+async function finishSubmitted(dc: DropContext, drop: DropRecord): Promise<void> {
+  if (drop.state !== "submitted" || !drop.jobId || !drop.plan || drop.lockOwner === null) return;
+  const plan = JSON.parse(drop.plan) as DropPlan;
+  const job = jobObject(dc.env, dc.org.id, drop.jobId);
+  if (plan.error) {
+    // Never queued: nothing of a refused drop is checked or billed, however often this runs.
+    const done = await job.reject();
+    if (done) await checksRepo(dc.ctx.store.db).mirrorProgress(dc.org.id, drop.jobId, done.state);
+    await summariseBucketJob(dc.ctx, drop.jobId);
+  } else {
+    const done = new Set(await job.completedItems());
+    const indexes = plan.entries.map((e) => e.item_index).filter((i): i is number => i !== null && !done.has(i));
+    await enqueueItems(dc.ctx, drop.jobId, indexes);
   }
-  await enqueueItems(
-    dc.ctx,
-    jobId,
-    prepared.map((p) => p.item.index),
-  );
+  await dropsRepo(dc.ctx.store.db).submissionFinished(dc.org.id, drop.dropId);
 }
 
 function tooLarge(file: string, size: number): ItemError {

@@ -28,7 +28,10 @@ export interface DropRecord {
   waitUntil: string | null;
   /** JSON DropPlan once submitted (services/bucket-drops.ts). */
   plan: string | null;
-  /** The delivery submitting the drop now, and until when its lock holds (null: none). */
+  /**
+   * The delivery submitting the drop now, and until when its lock holds (null: none). On a submitted
+   * drop: the delivery that submitted it, until its job's items are queued (or its refusal summarised).
+   */
   lockOwner: string | null;
   lockUntil: string | null;
   /** A batch's files not arrived yet; null until its manifest is read (and for a single file). */
@@ -108,6 +111,38 @@ export function dropsRepo(db: D1Database) {
     },
 
     /**
+     * Drops of a folder that `owner` submitted and has not finished submitting (its items not all queued,
+     * or its refusal not summarised): what its retry finishes.
+     */
+    async submittedBy(orgId: string, folder: string, owner: string): Promise<DropRecord[]> {
+      const { results } = await db
+        .prepare("SELECT * FROM bucket_drops WHERE org_id = ? AND folder = ? AND state = 'submitted' AND lock_owner = ?")
+        .bind(orgId, folder, owner)
+        .all<Row>();
+      return results.map(toRecord);
+    },
+
+    /** Waiting drops of a folder whose files are all there (none missing) or whose wait is over. */
+    async dueIn(orgId: string, folder: string, now: string): Promise<DropRecord[]> {
+      const { results } = await db
+        .prepare(
+          `SELECT * FROM bucket_drops WHERE org_id = ? AND folder = ? AND state = 'waiting' AND missing IS NOT NULL
+             AND (json_array_length(missing) = 0 OR wait_until IS NULL OR wait_until <= ?)`,
+        )
+        .bind(orgId, folder, now)
+        .all<Row>();
+      return results.map(toRecord);
+    },
+
+    /** A submitted drop's items are queued (or its refusal summarised): no delivery needs to finish it. */
+    async submissionFinished(orgId: string, dropId: string): Promise<void> {
+      await db
+        .prepare("UPDATE bucket_drops SET lock_owner = NULL, lock_until = NULL WHERE org_id = ? AND drop_id = ? AND state = 'submitted'")
+        .bind(orgId, dropId)
+        .run();
+    },
+
+    /**
      * Lists the files of a waiting batch as missing, unless they were listed before: the list as it
      * stands now (files whose events came since are off it). Null when the drop is no longer waiting.
      */
@@ -157,17 +192,23 @@ export function dropsRepo(db: D1Database) {
       return (res.meta.changes ?? 0) > 0;
     },
 
-    /** Gives a drop's lock up (its owner failed; its retry or another delivery may go on). */
+    /**
+     * Gives a waiting drop's lock up (its owner failed; its retry or another delivery may go on). A
+     * submitted drop keeps naming the delivery that submitted it, for its retry to finish.
+     */
     async unlock(orgId: string, dropId: string, owner: string): Promise<void> {
       await db
-        .prepare("UPDATE bucket_drops SET lock_owner = NULL, lock_until = NULL WHERE org_id = ? AND drop_id = ? AND lock_owner = ?")
+        .prepare(
+          "UPDATE bucket_drops SET lock_owner = NULL, lock_until = NULL WHERE org_id = ? AND drop_id = ? AND lock_owner = ? AND state = 'waiting'",
+        )
         .bind(orgId, dropId, owner)
         .run();
     },
 
     /**
-     * Moves a drop from one state to the next, and ends its lock; false when another delivery moved it
-     * first. With `owner`, only while that delivery holds the drop's lock.
+     * Moves a drop from one state to the next, and ends its lock (to `submitted`, the lock stays with
+     * `owner` until submissionFinished); false when another delivery moved it first. With `owner`, only
+     * while that delivery holds the drop's lock.
      */
     async advance(
       orgId: string,
@@ -177,10 +218,11 @@ export function dropsRepo(db: D1Database) {
       set: { jobId?: string | null; plan?: string | null; summaryKey?: string } = {},
       owner?: string,
     ): Promise<boolean> {
+      const keep = to === "submitted" && owner !== undefined;
       const res = await db
         .prepare(
           `UPDATE bucket_drops SET state = ?, job_id = COALESCE(?, job_id), plan = COALESCE(?, plan), summary_key = COALESCE(?, summary_key),
-             lock_owner = NULL, lock_until = NULL, updated_at = ?
+             lock_owner = ${keep ? "lock_owner" : "NULL"}, lock_until = ${keep ? "lock_until" : "NULL"}, updated_at = ?
            WHERE org_id = ? AND drop_id = ? AND state = ?${owner === undefined ? "" : " AND lock_owner = ?"}`,
         )
         .bind(

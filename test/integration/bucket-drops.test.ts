@@ -825,6 +825,141 @@ describe("bucket drops through the S3 endpoint", () => {
     expect(await read(`${single}.summary.json`)).toMatchObject({ status: "failed", error: { code: "processing_failed" } });
   });
 
+  it("a drop submitted by a file event whose items could not be queued is finished by that event's retry", async () => {
+    const folder = `${key.prefix}batches/unqueued-1/`;
+    const noDeadline = { ...env, BUCKET_EVENTS_QUEUE: { send: async () => undefined } } as unknown as typeof env;
+    await env.FILES_US.put(`${folder}a.png`, signaturePng(WRITER, 2));
+    const manifestKey = `${folder}${MANIFEST}`;
+    const manifest = await env.FILES_US.put(
+      manifestKey,
+      json({ job_id: "unqueued-1", defaults: { subject_reference: "alice" }, items: [{ file: "a.png" }, { file: "b.png" }] }),
+    );
+    expect(
+      (await consume([{ id: "unq-m", body: putEvent(key.bucket, manifestKey, manifest!) }], { env: noDeadline })).explicitAcks,
+    ).toEqual(["unq-m"]);
+    const row = () =>
+      env.DB_US.prepare("SELECT state FROM bucket_drops WHERE org_id = ? AND object_key = ?")
+        .bind(org.orgId, manifestKey)
+        .first<{ state: string }>();
+    expect((await row())?.state).toBe("waiting");
+
+    // b.png's event submits the drop; queueing its items then fails once.
+    const b = await env.FILES_US.put(`${folder}b.png`, signaturePng(WRITER, 3));
+    const fileEvent = putEvent(key.bucket, `${folder}b.png`, b!);
+    let failed = false;
+    const checkQueue = new Proxy(env.CHECK_QUEUE, {
+      get(target, prop) {
+        if (prop === "sendBatch" && !failed)
+          return async () => {
+            failed = true;
+            throw new Error("the queue is unavailable");
+          };
+        const value = Reflect.get(target, prop);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const flaky = { ...noDeadline, CHECK_QUEUE: checkQueue } as unknown as typeof env;
+    const first = await consume([{ id: "unq-b", body: fileEvent }], { env: flaky });
+    expect(failed).toBe(true);
+    expect(first.retryMessages.map((m) => m.msgId)).toEqual(["unq-b"]);
+    expect((await row())?.state).toBe("submitted");
+
+    // Its retry finishes the drop: the items are queued, checked, and the summary written.
+    expect((await consume([{ id: "unq-b", body: fileEvent, attempts: 2 }], { env: noDeadline })).explicitAcks).toEqual(["unq-b"]);
+    const summary = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary;
+    expect(summary).toMatchObject({ job_id: "unqueued-1", status: "completed", counts: { items: 2, decided: 2, errors: 0 } });
+    expect((await row())?.state).toBe("summarised");
+  });
+
+  it("a refused drop whose summary could not be written is summarised by the retry, and nothing of it is checked", async () => {
+    const o = await createOrg();
+    await operator("PUT", `/platform/orgs/${o.orgId}/billing`, { billing: "canceled" });
+    const folder = `orgs/${o.orgId}/drops/batches/refused-1/`;
+    await env.FILES_US.put(`${folder}a.png`, signaturePng(WRITER, 2));
+    const manifest = await env.FILES_US.put(`${folder}${MANIFEST}`, json({ items: [{ file: "a.png", subject_reference: "alice" }] }));
+    const event = putEvent(key.bucket, `${folder}${MANIFEST}`, manifest!);
+    let failed = false;
+    const files = new Proxy(env.FILES_US, {
+      get(target, prop) {
+        if (prop === "put")
+          return async (k: string, v: unknown, opts?: R2PutOptions) => {
+            if (k.endsWith("summary.json") && !failed) {
+              failed = true;
+              throw new Error("R2 is unavailable");
+            }
+            return target.put(k, v as never, opts);
+          };
+        const value = Reflect.get(target, prop);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const first = await consume([{ id: "refused-m", body: event }], { env: { ...env, FILES_US: files } as unknown as typeof env });
+    expect(failed).toBe(true);
+    expect(first.retryMessages.map((m) => m.msgId)).toEqual(["refused-m"]);
+
+    expect((await consume([{ id: "refused-m", body: event, attempts: 2 }])).explicitAcks).toEqual(["refused-m"]);
+    const summary = JSON.parse(await (await env.FILES_US.get(`${folder}summary.json`))!.text()) as Summary;
+    expect(summary).toMatchObject({ status: "rejected", error: { code: "billing_required" } });
+    expect(summary.items[0]).toMatchObject({ decision: null, errors: [{ code: "billing_required" }] });
+    const count = async (sql: string) => (await env.DB_US.prepare(sql).bind(o.orgId).first<{ n: number }>())?.n;
+    expect(await count("SELECT COUNT(*) AS n FROM check_jobs WHERE org_id = ? AND status = 'rejected'")).toBe(1);
+    // Give a wrongly queued item the time to run: none does.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await count("SELECT COUNT(*) AS n FROM check_items WHERE org_id = ? AND state = 'done'")).toBe(0);
+  });
+
+  it("a batch file's event that ran out of retries ends the drop it emptied; the manifest's event left a deadline all the same", async () => {
+    const folder = `${key.prefix}batches/dead-file-1/`;
+    const manifestKey = `${folder}${MANIFEST}`;
+    const manifest = await env.FILES_US.put(manifestKey, json({ items: [{ file: "a.png", subject_reference: "alice" }] }));
+    const manifestEvent = putEvent(key.bucket, manifestKey, manifest!);
+    const sent: unknown[] = [];
+    const queueEnv = { ...env, BUCKET_EVENTS_QUEUE: { send: async (body: unknown) => void sent.push(body) } } as unknown as typeof env;
+    expect((await consume([{ id: "df-m", body: manifestEvent }], { env: queueEnv })).explicitAcks).toEqual(["df-m"]);
+    const row = () =>
+      env.DB_US.prepare("SELECT drop_id, state, missing FROM bucket_drops WHERE org_id = ? AND object_key = ?")
+        .bind(org.orgId, manifestKey)
+        .first<{ drop_id: string; state: string; missing: string }>();
+    const dropId = (await row())!.drop_id;
+    expect(sent).toEqual([{ kind: "drop_deadline", orgId: org.orgId, dropId }]);
+
+    // a.png's event empties the missing list, then fails reading the file (every retry, as it turns out).
+    const a = await env.FILES_US.put(`${folder}a.png`, signaturePng(WRITER, 2));
+    const fileEvent = putEvent(key.bucket, `${folder}a.png`, a!);
+    const files = new Proxy(env.FILES_US, {
+      get(target, prop) {
+        if (prop === "get")
+          return async (k: string, o?: R2GetOptions) => {
+            if (k.endsWith("a.png")) throw new Error("R2 is unavailable");
+            return target.get(k, o);
+          };
+        const value = Reflect.get(target, prop);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const broken = { ...queueEnv, FILES_US: files } as unknown as typeof env;
+    expect((await consume([{ id: "df-a", body: fileEvent }], { env: broken })).retryMessages.map((m) => m.msgId)).toEqual(["df-a"]);
+    expect(await row()).toMatchObject({ state: "waiting", missing: "[]" });
+
+    // The manifest's event, redelivered while that delivery holds the lock, still leaves a deadline message.
+    await env.DB_US.prepare("UPDATE bucket_drops SET lock_owner = 'df-a', lock_until = ? WHERE org_id = ? AND drop_id = ?")
+      .bind(new Date(Date.now() + 600_000).toISOString(), org.orgId, dropId)
+      .run();
+    sent.length = 0;
+    expect((await consume([{ id: "df-m2", body: manifestEvent }], { env: queueEnv })).explicitAcks).toEqual(["df-m2"]);
+    expect(sent).toEqual([{ kind: "drop_deadline", orgId: org.orgId, dropId }]);
+    expect((await row())?.state).toBe("waiting");
+    await env.DB_US.prepare("UPDATE bucket_drops SET lock_owner = NULL, lock_until = NULL WHERE org_id = ? AND drop_id = ?")
+      .bind(org.orgId, dropId)
+      .run();
+
+    // The file's event is dead-lettered: the drop ends with a failed summary.
+    expect((await consume([{ id: "df-dlq", body: fileEvent }], { queue: "countersign-dead-letter" })).explicitAcks).toEqual(["df-dlq"]);
+    const summary = JSON.parse(await (await env.FILES_US.get(`${folder}summary.json`))!.text()) as Summary;
+    expect(summary).toMatchObject({ job_id: null, status: "failed", error: { code: "processing_failed" } });
+    expect((await row())?.state).toBe("summarised");
+  });
+
   it("checks a dropped photo of a form with a template: the summary names the box the signature was found in", async () => {
     const created = await postTemplate(org.apiKey, templateBody({ template_id: "loan-v3", boxes: BOX_SPEC }, blankFormPng()));
     expect(created.status, await created.clone().text()).toBe(201);
