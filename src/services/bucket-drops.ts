@@ -194,7 +194,8 @@ async function claimDrop(
 /**
  * A bucket-events message that ran out of retries (dispatch.ts, dead-letter queue): its drop, if it made
  * no job and has no summary yet, ends with a failed summary.json instead of waiting forever. A batch
- * file's event ends the drops of its folder it would have submitted (none missing, or their wait over).
+ * file's event sends the drops of its folder it would have submitted (none missing, or their wait over)
+ * a deadline message at once, rather than failing a drop another delivery may still be retrying.
  * A submitted drop is left to its job, whose items end (as processing_failed at worst) and write the summary.
  */
 export async function deadLetteredDrop(env: Env, msg: R2EventMessage | DropDeadlineMessage, delivery: string): Promise<void> {
@@ -220,7 +221,14 @@ export async function deadLetteredDrop(env: Env, msg: R2EventMessage | DropDeadl
   if (!("kind" in msg) && regionOfBucket(env, msg.bucket) !== dc.org.region) return;
   const repo = dropsRepo(dc.ctx.store.db);
   if (batchFolder !== null) {
-    for (const drop of await repo.dueIn(orgId, batchFolder, new Date().toISOString())) await failDrop(dc, drop, delivery);
+    // Not failed from here: another delivery of the drop may still be retrying it. Every waiting drop has
+    // a deadline message, whose own dead letter ends it; the drops this event would have submitted are
+    // looked at again at once instead.
+    for (const drop of await repo.dueIn(orgId, batchFolder, new Date().toISOString())) {
+      await env.BUCKET_EVENTS_QUEUE.send({ kind: "drop_deadline", orgId, dropId: drop.dropId } satisfies DropDeadlineMessage, {
+        delaySeconds: 1,
+      });
+    }
     return;
   }
   // The drop may never have been recorded (its first delivery failed before that): record it now.

@@ -953,8 +953,19 @@ describe("bucket drops through the S3 endpoint", () => {
       .bind(org.orgId, dropId)
       .run();
 
-    // The file's event is dead-lettered: the drop ends with a failed summary.
-    expect((await consume([{ id: "df-dlq", body: fileEvent }], { queue: "countersign-dead-letter" })).explicitAcks).toEqual(["df-dlq"]);
+    // The file's event is dead-lettered: another delivery may still be retrying the drop, so it is not
+    // failed from here; its deadline message is sent at once instead.
+    sent.length = 0;
+    const dlq = await consume([{ id: "df-dlq", body: fileEvent }], { queue: "countersign-dead-letter", env: queueEnv });
+    expect(dlq.explicitAcks).toEqual(["df-dlq"]);
+    expect(sent).toEqual([{ kind: "drop_deadline", orgId: org.orgId, dropId }]);
+    expect((await row())?.state).toBe("waiting");
+    expect(await env.FILES_US.head(`${folder}summary.json`)).toBeNull();
+    // That deadline message's own dead letter (its retries spent as well) ends the drop with a failed summary.
+    const deadline = { kind: "drop_deadline", orgId: org.orgId, dropId };
+    expect((await consume([{ id: "df-dl-dlq", body: deadline }], { queue: "countersign-dead-letter" })).explicitAcks).toEqual([
+      "df-dl-dlq",
+    ]);
     const summary = JSON.parse(await (await env.FILES_US.get(`${folder}summary.json`))!.text()) as Summary;
     expect(summary).toMatchObject({ job_id: null, status: "failed", error: { code: "processing_failed" } });
     expect((await row())?.state).toBe("summarised");
