@@ -93,6 +93,14 @@ function putEvent(bucket: string, objectKey: string, stored: { size: number; eta
   };
 }
 
+/** The state of the drop its object started (waiting, submitted, summarised), or undefined before it is recorded. */
+async function dropState(orgId: string, objectKey: string): Promise<string | undefined> {
+  const row = await env.DB_US.prepare("SELECT state FROM bucket_drops WHERE org_id = ? AND object_key = ?")
+    .bind(orgId, objectKey)
+    .first<{ state: string }>();
+  return row?.state;
+}
+
 /** Delivers messages to a queue's consumer as one batch, as the runtime would: its acks and retries. */
 async function consume(
   messages: { id: string; body: unknown; attempts?: number }[],
@@ -511,11 +519,8 @@ describe("bucket drops through the S3 endpoint", () => {
     );
     const manifestEvent = eventOf(manifestKey, manifest!);
     expect((await deliver("race-manifest-1", manifestEvent, noDeadline)).explicitAcks).toEqual(["race-manifest-1"]);
-    const dropRow = () =>
-      env.DB_US.prepare("SELECT state FROM bucket_drops WHERE org_id = ? AND object_key = ?")
-        .bind(o.orgId, manifestKey)
-        .first<{ state: string }>();
-    expect((await dropRow())?.state).toBe("waiting");
+    const dropRow = () => dropState(o.orgId, manifestKey);
+    expect(await dropRow()).toBe("waiting");
 
     // c.png arrives. Its event and the manifest's event (delivered again) are handled at the same time,
     // and both find every file there; the first copy into the job's inbox fails after a while, as a
@@ -558,7 +563,7 @@ describe("bucket drops through the S3 endpoint", () => {
     );
     expect(summary).toMatchObject({ job_id: "race-1", status: "completed", error: null, counts: { items: 3, decided: 3, errors: 0 } });
     for (const item of summary!.items) expect(item.errors, item.file).toEqual([]);
-    expect((await dropRow())?.state).toBe("summarised");
+    expect(await dropRow()).toBe("summarised");
     const count = async (sql: string) => (await env.DB_US.prepare(sql).bind(o.orgId).first<{ n: number }>())?.n;
     expect(await count("SELECT COUNT(*) AS n FROM check_jobs WHERE org_id = ?")).toBe(1);
     expect(await count("SELECT COUNT(*) AS n FROM check_items WHERE org_id = ? AND state = 'done'")).toBe(3);
@@ -596,12 +601,7 @@ describe("bucket drops through the S3 endpoint", () => {
       };
       const uploadManifest = () =>
         upload(MANIFEST, json({ defaults: { subject_reference: "alice" }, items: names.map((file) => ({ file })) }));
-      const state = async () =>
-        (
-          await env.DB_US.prepare("SELECT state FROM bucket_drops WHERE org_id = ? AND object_key = ?")
-            .bind(org.orgId, `${folder}${MANIFEST}`)
-            .first<{ state: string }>()
-        )?.state;
+      const state = () => dropState(org.orgId, `${folder}${MANIFEST}`);
 
       if (order === "manifest first") {
         await uploadManifest();
@@ -797,11 +797,8 @@ describe("bucket drops through the S3 endpoint", () => {
     const queueEnv = { ...env, BUCKET_EVENTS_QUEUE: { send: async () => undefined } } as unknown as typeof env;
     const deliver = (queue: string, id: string, body: unknown, to = env) => consume([{ id, body }], { queue, env: to });
     expect((await deliver("countersign-bucket-events", "dead-1", event, queueEnv)).explicitAcks).toEqual(["dead-1"]);
-    const row = () =>
-      env.DB_US.prepare("SELECT state FROM bucket_drops WHERE org_id = ? AND object_key = ?")
-        .bind(org.orgId, event.object.key)
-        .first<{ state: string }>();
-    expect((await row())?.state).toBe("waiting");
+    const row = () => dropState(org.orgId, event.object.key);
+    expect(await row()).toBe("waiting");
 
     // Its message (or a later one of the drop) is dead-lettered.
     expect((await deliver("countersign-dead-letter", "dlq-1", event)).explicitAcks).toEqual(["dlq-1"]);
@@ -812,7 +809,7 @@ describe("bucket drops through the S3 endpoint", () => {
     const summary = await read(`${folder}summary.json`);
     expect(summary).toMatchObject({ job_id: null, status: "failed", error: { code: "processing_failed" } });
     expect(summary!.error!.detail).toMatch(/repeated attempts.*manifest\.json again/);
-    expect((await row())?.state).toBe("summarised");
+    expect(await row()).toBe("summarised");
     // Delivered to the dead-letter queue again: the summary stands as it was.
     expect((await deliver("countersign-dead-letter", "dlq-2", event)).explicitAcks).toEqual(["dlq-2"]);
     expect(await read(`${folder}summary.json`)).toEqual(summary);
@@ -837,11 +834,8 @@ describe("bucket drops through the S3 endpoint", () => {
     expect(
       (await consume([{ id: "unq-m", body: putEvent(key.bucket, manifestKey, manifest!) }], { env: noDeadline })).explicitAcks,
     ).toEqual(["unq-m"]);
-    const row = () =>
-      env.DB_US.prepare("SELECT state FROM bucket_drops WHERE org_id = ? AND object_key = ?")
-        .bind(org.orgId, manifestKey)
-        .first<{ state: string }>();
-    expect((await row())?.state).toBe("waiting");
+    const row = () => dropState(org.orgId, manifestKey);
+    expect(await row()).toBe("waiting");
 
     // b.png's event submits the drop; queueing its items then fails once.
     const b = await env.FILES_US.put(`${folder}b.png`, signaturePng(WRITER, 3));
@@ -862,13 +856,13 @@ describe("bucket drops through the S3 endpoint", () => {
     const first = await consume([{ id: "unq-b", body: fileEvent }], { env: flaky });
     expect(failed).toBe(true);
     expect(first.retryMessages.map((m) => m.msgId)).toEqual(["unq-b"]);
-    expect((await row())?.state).toBe("submitted");
+    expect(await row()).toBe("submitted");
 
     // Its retry finishes the drop: the items are queued, checked, and the summary written.
     expect((await consume([{ id: "unq-b", body: fileEvent, attempts: 2 }], { env: noDeadline })).explicitAcks).toEqual(["unq-b"]);
     const summary = JSON.parse(await waitForObject(s3, key.bucket, `${folder}summary.json`)) as Summary;
     expect(summary).toMatchObject({ job_id: "unqueued-1", status: "completed", counts: { items: 2, decided: 2, errors: 0 } });
-    expect((await row())?.state).toBe("summarised");
+    expect(await row()).toBe("summarised");
   });
 
   it("a refused drop whose summary could not be written is summarised by the retry, and nothing of it is checked", async () => {

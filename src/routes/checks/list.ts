@@ -6,12 +6,10 @@ import { decodeCursor, encodeCursor } from "../../http/cursor";
 import { configOf } from "../../config";
 import { Identifier, queryInteger } from "../../http/schemas";
 import { DECISIONS } from "../../domain/policy-defaults";
-import { JOB_STATUSES, checkId } from "../../domain/job";
+import { JOB_STATUSES } from "../../domain/job";
 import { listItems, listJobs, summariseItems, type ItemFilters, type ItemPosition, type JobPosition } from "../../storage/check-lists";
-import { renderResult, storedResultOf } from "../../services/check-results";
 import { ReviewedCheckResult } from "./schemas";
-import { reviewsRepo } from "../../storage/reviews";
-import { renderReview } from "../../services/learning";
+import { listedResults } from "../../services/listed-results";
 
 const JOBS_CURSOR = "GET /sig/checks?view=jobs";
 const ITEMS_CURSOR = "GET /sig/checks?view=items";
@@ -143,14 +141,10 @@ export function registerListChecks(app: App): void {
       const rows = await listItems(db, tenant.org.id, filters, after, limit + 1);
       const page = rows.slice(0, limit);
       const last = page.at(-1);
-      // The verdict rides along so a review queue can skip reviewed items without reading each job.
-      const reviews = await reviewsRepo(db).forChecks(tenant.org.id, page);
       return c.json(
         {
-          items: page.map((r) => {
-            const review = reviews.get(checkId(r.jobId, r.itemIndex));
-            return { ...renderResult(storedResultOf(r)!, origin, { metadata: false }), review: review ? renderReview(review) : null };
-          }),
+          // The verdict rides along so a review queue can skip reviewed items without reading each job.
+          items: await listedResults(db, tenant.org.id, page, origin),
           next_cursor:
             rows.length > limit && last
               ? await encodeCursor(configOf(c.env).cursorSecret, ITEMS_CURSOR, {
