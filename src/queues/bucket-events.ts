@@ -8,18 +8,9 @@ import type { Env } from "../env";
 import type { R2EventMessage } from "../s3/events";
 import { deadLetteredDrop, handleDropDeadline, handleObjectEvent, RetryLater, type DropDeadlineMessage } from "../services/bucket-drops";
 import { backoffSeconds } from "./retry";
+import { deferForMove } from "./defer";
 
 export const BUCKET_EVENTS_QUEUE_NAME = "countersign-bucket-events";
-
-/**
- * How long a message waits in all for its organisation's move to end. The wait is a chain of fresh
- * delayed messages, each carrying this deadline (`deferUntil`, epoch ms), so it spends none of the
- * retries (max_retries) kept for failures; past the deadline the message is retried as a failure and
- * ends in the dead-letter queue, which ends its drop visibly.
- */
-export const MOVE_WAIT_MS = 24 * 60 * 60 * 1000;
-
-type Deferred<T> = T & { deferUntil?: number };
 
 export function isObjectEvent(body: unknown): body is R2EventMessage {
   const m = body as R2EventMessage;
@@ -48,22 +39,8 @@ export async function consumeBucketEvents(batch: MessageBatch<unknown>, env: Env
       message.ack();
     } catch (err) {
       if (err instanceof RetryLater) {
-        const deferred = body as Deferred<R2EventMessage | DropDeadlineMessage>;
-        const deferUntil = typeof deferred.deferUntil === "number" ? deferred.deferUntil : Date.now() + MOVE_WAIT_MS;
-        if (Date.now() < deferUntil) {
-          try {
-            await env.BUCKET_EVENTS_QUEUE.send({ ...deferred, deferUntil }, { delaySeconds: err.delaySeconds });
-            message.ack();
-          } catch (sendErr) {
-            logError("bucket event could not be deferred; retrying", sendErr, { body: JSON.stringify(body).slice(0, 1024) });
-            message.retry({ delaySeconds: err.delaySeconds });
-          }
-          continue;
-        }
-        logError("bucket event still waiting for its organisation's move past its deadline; retrying as a failure", undefined, {
-          body: JSON.stringify(body).slice(0, 1024),
-        });
-        message.retry({ delaySeconds: backoffSeconds(message.attempts) });
+        // Its organisation is moving: wait with fresh delayed messages, not retries (see defer.ts).
+        await deferForMove(message, env.BUCKET_EVENTS_QUEUE, { delaySeconds: err.delaySeconds, what: "bucket event" });
         continue;
       }
       logError("bucket event failed; retrying", err, { body: JSON.stringify(body).slice(0, 1024) });

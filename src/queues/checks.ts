@@ -6,6 +6,7 @@ import { BATCH_CONCURRENCY, runItems } from "../services/check-batch";
 import { concurrencyGate } from "../util/map-limited";
 import { liveCheckEngine } from "../services/check-engine-live";
 import { backoffSeconds } from "./retry";
+import { deferForMove } from "./defer";
 import { logError } from "../util/log";
 
 export const CHECK_QUEUE_NAME = "countersign-check-items";
@@ -69,7 +70,8 @@ export async function consumeChecks(batch: MessageBatch<unknown>, env: Env): Pro
       return;
     }
     if (ctx === "moving") {
-      for (const m of all) m.retry({ delaySeconds: 30 });
+      // Wait the move out with fresh delayed messages, not retries: a long move must not fail its items.
+      await Promise.all(all.map((m) => deferForMove(m, env.CHECK_QUEUE, { what: "check item" })));
       return;
     }
     const context = ctx;

@@ -4,6 +4,7 @@ import { liveEngine } from "../services/engine-live";
 import { directory } from "../storage/directory";
 import { regionStore } from "../storage/regions";
 import { backoffSeconds } from "./retry";
+import { deferForMove } from "./defer";
 import { logError } from "../util/log";
 import { emitQueuedReference } from "../services/webhook-emitters";
 
@@ -23,7 +24,8 @@ export async function consumeEnrolments(batch: MessageBatch<EnrolMessage>, env: 
         continue;
       }
       if (org.movingTo) {
-        message.retry({ delaySeconds: 30 });
+        // Wait the move out with fresh delayed messages, not retries: a long move must not dead-letter it.
+        await deferForMove(message, env.ENROL_QUEUE, { what: "enrolment" });
         continue;
       }
       const store = regionStore(env, org.region);

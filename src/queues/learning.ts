@@ -10,6 +10,7 @@ import { directory } from "../storage/directory";
 import { regionStore } from "../storage/regions";
 import { reviewsRepo } from "../storage/reviews";
 import { backoffSeconds } from "./retry";
+import { deferForMove } from "./defer";
 import { logError } from "../util/log";
 
 /**
@@ -28,7 +29,8 @@ export async function consumeLearning(batch: MessageBatch<LearnMessage>, env: En
         continue;
       }
       if (org.movingTo) {
-        message.retry({ delaySeconds: 30 });
+        // Wait the move out with fresh delayed messages, not retries: a long move must not dead-letter it.
+        await deferForMove(message, env.LEARN_QUEUE, { what: "learning" });
         continue;
       }
       await learnConfirmed(

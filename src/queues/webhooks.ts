@@ -6,6 +6,7 @@ import { regionStore } from "../storage/regions";
 import { attemptDelivery } from "../services/webhook-delivery";
 import type { WebhookMessage } from "../services/webhooks";
 import { backoffSeconds } from "./retry";
+import { deferForMove } from "./defer";
 
 export const WEBHOOK_QUEUE_NAME = "countersign-webhook-deliveries";
 
@@ -53,7 +54,8 @@ async function handle(message: Message<unknown>, env: Env): Promise<void> {
       return;
     }
     if (org.movingTo) {
-      message.retry({ delaySeconds: 30 });
+      // Wait the move out with fresh delayed messages, not retries: a long move must not dead-letter it.
+      await deferForMove(message, env.WEBHOOK_QUEUE, { what: "webhook delivery" });
       return;
     }
     const outcome = await attemptDelivery({ env, org, store: regionStore(env, org.region) }, msg);
