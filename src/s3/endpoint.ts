@@ -272,36 +272,72 @@ function invalidRange(header: string, size: number): S3Error {
   );
 }
 
-async function getObject(files: R2Bucket, req: Request, key: string, head: boolean): Promise<Response> {
-  const rangeHeader = req.headers.get("range");
-  let part: { offset: number; length: number } | undefined;
-  if (rangeHeader && !head) {
+type Part = { offset: number; length: number };
+
+/** The part of an object of `size` bytes a Range header asks for: none for the whole object, 416 if unsatisfiable. */
+function partOf(rangeHeader: string | null, size: number): Part | undefined {
+  if (!rangeHeader) return undefined;
+  const ask = rangeAsk(rangeHeader, size);
+  if (ask.kind === "unsatisfiable") throw invalidRange(rangeHeader, size);
+  return ask.kind === "part" ? { offset: ask.offset, length: ask.length } : undefined;
+}
+
+function isRangeRefused(err: unknown): boolean {
+  return err instanceof RangeError || /10039|range/i.test(String((err as Error)?.message ?? err));
+}
+
+/**
+ * A ranged GET reads one version of the object. The range is settled against the size a head reports
+ * (R2 refuses ranges S3 answers), and the read is pinned to that head's etag, so Content-Range always
+ * describes the bytes sent. An object replaced between the two calls fails the pin (R2 answers without a
+ * body, or refuses a range the new version is too short for): the head and read are done again, once.
+ * Replaced again in that moment, the whole object is sent with 200, which HTTP allows for any Range and
+ * which is consistent by construction (one read).
+ */
+async function readPinned(files: R2Bucket, key: string, rangeHeader: string): Promise<{ obj: R2ObjectBody; part?: Part }> {
+  for (let attempt = 0; attempt < 2; attempt++) {
     const meta = await files.head(key);
     if (!meta) throw new S3Error("NoSuchKey", "The specified key does not exist.");
-    const ask = rangeAsk(rangeHeader, meta.size);
-    if (ask.kind === "unsatisfiable") throw invalidRange(rangeHeader, meta.size);
-    if (ask.kind === "part") part = { offset: ask.offset, length: ask.length };
-  }
-  let obj: R2Object | R2ObjectBody | null;
-  try {
-    obj = head ? await files.head(key) : await files.get(key, part ? { range: part } : undefined);
-  } catch (err) {
-    // The object shrank between the size check and the read: R2 refuses the range (error 10039).
-    if (part && rangeHeader && (err instanceof RangeError || /10039|range/i.test(String((err as Error)?.message ?? err)))) {
-      const now = await files.head(key);
-      throw invalidRange(rangeHeader, now?.size ?? 0);
+    const part = partOf(rangeHeader, meta.size);
+    let obj: R2Object | R2ObjectBody | null;
+    try {
+      obj = await files.get(key, { onlyIf: { etagMatches: meta.etag }, ...(part ? { range: part } : {}) });
+    } catch (err) {
+      if (part && isRangeRefused(err)) continue;
+      throw err;
     }
-    throw err;
+    if (!obj) throw new S3Error("NoSuchKey", "The specified key does not exist.");
+    if ("body" in obj) return { obj: obj as R2ObjectBody, part };
   }
-  if (!obj) throw new S3Error("NoSuchKey", "The specified key does not exist.");
+  const whole = await files.get(key);
+  if (!whole) throw new S3Error("NoSuchKey", "The specified key does not exist.");
+  return { obj: whole };
+}
+
+async function getObject(files: R2Bucket, req: Request, key: string, head: boolean): Promise<Response> {
+  const rangeHeader = req.headers.get("range");
+  let obj: R2Object | R2ObjectBody;
+  let part: Part | undefined;
+  if (head) {
+    // S3 answers a HEAD with Range as it would the GET, without the body: 206 with the range's length, or 416.
+    const meta = await files.head(key);
+    if (!meta) throw new S3Error("NoSuchKey", "The specified key does not exist.");
+    obj = meta;
+    part = partOf(rangeHeader, meta.size);
+  } else if (rangeHeader) {
+    ({ obj, part } = await readPinned(files, key, rangeHeader));
+  } else {
+    const got = await files.get(key);
+    if (!got) throw new S3Error("NoSuchKey", "The specified key does not exist.");
+    obj = got;
+  }
   const headers: Record<string, string> = {
     ETag: quoted(obj.etag),
     "Last-Modified": obj.uploaded.toUTCString(),
     "Content-Type": obj.httpMetadata?.contentType ?? "application/octet-stream",
     "Accept-Ranges": "bytes",
   };
-  if (head || !("body" in obj)) return new Response(null, { status: 200, headers: { ...headers, "Content-Length": String(obj.size) } });
-  const body = (obj as R2ObjectBody).body;
+  const body = head ? null : (obj as R2ObjectBody).body;
   if (part) {
     const { offset, length } = part;
     return new Response(body, {

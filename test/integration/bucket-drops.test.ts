@@ -395,6 +395,81 @@ describe("bucket drops through the S3 endpoint", () => {
     }
   });
 
+  it("answers HEAD with a Range as S3 does: 206 with the range's length and Content-Range, 416 past the end", async () => {
+    const objectKey = `${key.prefix}batches/ranges/head-thirty.bin`;
+    await s3.send(new PutObjectCommand({ Bucket: key.bucket, Key: objectKey, Body: new Uint8Array(30).fill(7) }));
+    const head = (Range?: string) => s3.send(new HeadObjectCommand({ Bucket: key.bucket, Key: objectKey, Range }));
+
+    for (const [Range, range, length] of [
+      ["bytes=2-4", "bytes 2-4/30", 3],
+      ["bytes=20-40", "bytes 20-29/30", 10],
+      ["bytes=-5", "bytes 25-29/30", 5],
+    ] as const) {
+      const got = await head(Range);
+      expect(got.$metadata.httpStatusCode, Range).toBe(206);
+      expect({ range: got.ContentRange, length: got.ContentLength, accept: got.AcceptRanges }, Range).toEqual({
+        range,
+        length,
+        accept: "bytes",
+      });
+    }
+    for (const Range of [undefined, "bytes=5-2", "items=0-1"]) {
+      const got = await head(Range);
+      expect(got.$metadata.httpStatusCode, Range).toBe(200);
+      expect({ range: got.ContentRange, length: got.ContentLength }, Range).toEqual({ range: undefined, length: 30 });
+    }
+    // A HEAD error has no body to name its code (as from S3), so the client knows it by its status alone.
+    for (const Range of ["bytes=30-", "bytes=-0"]) expect((await s3Error(head(Range))).status, Range).toBe(416);
+  });
+
+  it("reads a range of one version of an object, also when the object is replaced between its size check and the read", async () => {
+    const objectKey = `${key.prefix}batches/ranges/replaced.bin`;
+    const version = (n: number, size: number) => Uint8Array.from({ length: size }, (_, i) => (n * 50 + i) % 256);
+    await env.FILES_US.put(objectKey, version(0, 30));
+    // The bucket as the endpoint sees it: each head is followed by a new version (of another size) until `replacing` runs out.
+    let replacing = 0;
+    let n = 0;
+    const files = new Proxy(env.FILES_US, {
+      get(target, prop) {
+        if (prop === "head")
+          return async (k: string) => {
+            const meta = await target.head(k);
+            if (replacing > 0) {
+              replacing--;
+              n++;
+              await target.put(k, version(n, 30 + 10 * n));
+            }
+            return meta;
+          };
+        const v = Reflect.get(target, prop);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const racingEnv = { ...env, FILES_US: files } as typeof env;
+    const client = s3Client(key.access_key_id, key.secret_access_key, undefined, async (url, init) =>
+      worker.fetch(new Request(url, init), racingEnv, createExecutionContext()),
+    );
+    const get = (Range: string) => client.send(new GetObjectCommand({ Bucket: key.bucket, Key: objectKey, Range }));
+
+    // Replaced once (30 -> 40 bytes) after the size check: the last 5 bytes are those of the 40-byte version, and say so.
+    replacing = 1;
+    const once = await get("bytes=-5");
+    expect(once.$metadata.httpStatusCode).toBe(206);
+    expect(once.ContentRange).toBe("bytes 35-39/40");
+    expect([...(await once.Body!.transformToByteArray())]).toEqual([...version(1, 40).slice(35)]);
+    expect(once.ETag).toBe(`"${(await env.FILES_US.head(objectKey))!.etag}"`);
+
+    // Replaced after every size check: the whole of one version, 200, whose headers describe it.
+    replacing = 2;
+    const twice = await get("bytes=0-4");
+    expect(twice.$metadata.httpStatusCode).toBe(200);
+    expect(twice.ContentRange).toBeUndefined();
+    const bytes = await twice.Body!.transformToByteArray();
+    expect(twice.ContentLength).toBe(bytes.length);
+    expect([...bytes]).toEqual([...version(3, 60)]);
+    expect(twice.ETag).toBe(`"${(await env.FILES_US.head(objectKey))!.etag}"`);
+  });
+
   it("answers S3 XML errors to unsigned requests", async () => {
     const res = await worker.fetch(
       new Request(`https://api.countersign.localhost/s3/${key.bucket}/${key.prefix}x`),
