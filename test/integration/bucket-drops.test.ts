@@ -1152,7 +1152,7 @@ describe("bucket drops and their jobs", () => {
     expect(await dropState(o.orgId, `${dead.folder}${MANIFEST}`)).toBe("summarised");
   });
 
-  it("a single file's event dead-lettered after submitting its drop queues the job's items; if it cannot, it ends them", async () => {
+  it("a file's event dead-lettered after submitting its drop has the job's items queued; if they cannot be, it ends them", async () => {
     const o = await createOrg();
     await enrolWriter(o.apiKey, "alice", WRITER, 3);
     const neverQueued = {
@@ -1191,6 +1191,26 @@ describe("bucket drops and their jobs", () => {
     expect(summary.items[0].errors).toEqual([expect.objectContaining({ code: "processing_failed" })]);
     expect(await jobStatus(o.orgId, summary.job_id!)).toBe("failed");
     expect(await dropState(o.orgId, ended.fileKey)).toBe("summarised");
+
+    // A batch file's event that submitted its drop: its dead letter sends the drop its deadline message,
+    // which queues the items.
+    const folder = `orgs/${o.orgId}/drops/batches/dl-file/`;
+    const manifestKey = `${folder}${MANIFEST}`;
+    const manifest = await env.FILES_US.put(manifestKey, json({ items: [{ file: "a.png", subject_reference: "alice" }] }));
+    expect(
+      (await consume([{ id: "dlf-m", body: putEvent(key.bucket, manifestKey, manifest!) }], { env: noDeadline })).explicitAcks,
+    ).toEqual(["dlf-m"]);
+    const fileEvent = putEvent(key.bucket, `${folder}a.png`, (await env.FILES_US.put(`${folder}a.png`, signaturePng(WRITER, 2)))!);
+    expect((await consume([{ id: "dlf-a", body: fileEvent }], { env: neverQueued })).retryMessages.map((m) => m.msgId)).toEqual(["dlf-a"]);
+    expect(await dropState(o.orgId, manifestKey)).toBe("submitted");
+    const sent: unknown[] = [];
+    const queueEnv = { ...env, BUCKET_EVENTS_QUEUE: { send: async (body: unknown) => void sent.push(body) } } as unknown as typeof env;
+    expect((await consume([{ id: "dlf-dlq", body: fileEvent }], { queue: "countersign-dead-letter", env: queueEnv })).explicitAcks).toEqual(
+      ["dlf-dlq"],
+    );
+    expect(sent).toEqual([{ kind: "drop_deadline", orgId: o.orgId, dropId: expect.stringMatching(/^drop_/) }]);
+    expect((await consume([{ id: "dlf-deadline", body: sent[0] }])).explicitAcks).toEqual(["dlf-deadline"]);
+    expect(await summaryOf(`${folder}summary.json`)).toMatchObject({ status: "completed", counts: { items: 1, decided: 1, errors: 0 } });
   });
 
   it("a retry takes up the job its drop made with the plan it was made from, also when a file was deleted since", async () => {
