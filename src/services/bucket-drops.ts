@@ -4,8 +4,10 @@
  * drop. Layout and manifest: src/domain/drop.ts and docs/bucket-drops.md.
  *
  * Exactly once: the drop's id is derived from its event (object key, eTag, eventTime), so a redelivered
- * event finds its bucket_drops row; the job id is fixed when the drop is first seen, so a crash between
- * steps is finished by the redelivery rather than done twice (a job that exists already is the same job).
+ * event finds its bucket_drops row. The job id is reserved on that row (unique per organisation), with the
+ * plan, before the job is made, so a crash between steps is finished by the redelivery rather than done
+ * twice (the job under its own reservation is the drop's, taken up with that plan), and no two drops
+ * ever share a job.
  * Several deliveries may want to submit one drop at once (the manifest's event and the last file's, a
  * redelivery, the end of the wait): only the one holding the drop's lock does; the others do nothing.
  */
@@ -42,7 +44,7 @@ import { dropsRepo, type DropRecord } from "../storage/drops";
 import { isVerifyError } from "../verify/types";
 import type { R2EventMessage } from "../s3/events";
 import { regionOfBucket } from "../s3/config";
-import { createJob, enqueueItems, type CheckContext, type PreparedItem } from "./checks";
+import { createJob, discardJob, enqueueItems, giveUpItem, type CheckContext, type PreparedItem } from "./checks";
 import { liveCheckEngine } from "./check-engine-live";
 import { storedResultOf, type ItemError } from "./check-results";
 
@@ -195,8 +197,9 @@ async function claimDrop(
  * A bucket-events message that ran out of retries (dispatch.ts, dead-letter queue): its drop, if it made
  * no job and has no summary yet, ends with a failed summary.json instead of waiting forever. A batch
  * file's event sends the drops of its folder it would have submitted (none missing, or their wait over)
- * a deadline message at once, rather than failing a drop another delivery may still be retrying.
- * A submitted drop is left to its job, whose items end (as processing_failed at worst) and write the summary.
+ * a deadline message at once, rather than failing a drop another delivery may still be retrying (as do
+ * the folder's submitted drops whose items are not all queued). A submitted drop, or a waiting one whose
+ * job was made, is finished from here (finishFromDeadLetter): its job never stays queued.
  */
 export async function deadLetteredDrop(env: Env, msg: R2EventMessage | DropDeadlineMessage, delivery: string): Promise<void> {
   let orgId: string;
@@ -224,7 +227,9 @@ export async function deadLetteredDrop(env: Env, msg: R2EventMessage | DropDeadl
     // Not failed from here: another delivery of the drop may still be retrying it. Every waiting drop has
     // a deadline message, whose own dead letter ends it; the drops this event would have submitted are
     // looked at again at once instead.
-    for (const drop of await repo.dueIn(orgId, batchFolder, new Date().toISOString())) {
+    // So are the drops of the folder submitted and not finished (this event may have submitted one).
+    const due = [...(await repo.dueIn(orgId, batchFolder, new Date().toISOString())), ...(await repo.unfinishedIn(orgId, batchFolder))];
+    for (const drop of due) {
       await env.BUCKET_EVENTS_QUEUE.send({ kind: "drop_deadline", orgId, dropId: drop.dropId } satisfies DropDeadlineMessage, {
         delaySeconds: 1,
       });
@@ -233,8 +238,36 @@ export async function deadLetteredDrop(env: Env, msg: R2EventMessage | DropDeadl
   }
   // The drop may never have been recorded (its first delivery failed before that): record it now.
   const drop = event ? await claimDrop(dc, event.msg, event.where) : await repo.get(orgId, (msg as DropDeadlineMessage).dropId);
+  if (drop?.state === "submitted") await finishFromDeadLetter(dc, drop, true);
   if (drop?.state !== "waiting") return;
   await failDrop(dc, drop, delivery);
+}
+
+/**
+ * A submitted drop whose messages ran out of retries before its items were queued: they are queued now
+ * (the job and its inputs are whole; nothing the customer sent is lost). Should that fail as well (or
+ * `canQueue` is false: the job was cut off while being made, its inputs perhaps not all stored), each item
+ * not done yet ends as `processing_failed` through the items' own path, so the job finishes (exactly once,
+ * its Job DO decides) and its summary.json is written. A no-op once the drop is finished.
+ */
+async function finishFromDeadLetter(dc: DropContext, drop: DropRecord, canQueue: boolean): Promise<void> {
+  if (drop.state !== "submitted" || !drop.jobId || !drop.plan || drop.lockOwner === null) return;
+  if (canQueue) {
+    try {
+      await finishSubmitted(dc, drop);
+      return;
+    } catch (err) {
+      // A refused drop is only rejected and summarised: nothing else to end; its dead letter is retried.
+      if ((JSON.parse(drop.plan) as DropPlan).error) throw err;
+      logError("dead-lettered bucket drop's items could not be queued; ending them", err, { org_id: dc.org.id, job_id: drop.jobId });
+    }
+  }
+  const job = jobObject(dc.env, dc.org.id, drop.jobId);
+  const state = await job.state();
+  if (!state) throw new Error(`bucket drop ${drop.dropId}: job ${drop.jobId} has no Job DO`);
+  const done = new Set(await job.completedItems());
+  for (let index = 0; index < state.itemCount; index++) if (!done.has(index)) await giveUpItem(dc.ctx, drop.jobId, index);
+  await dropsRepo(dc.ctx.store.db).submissionFinished(dc.org.id, drop.dropId);
 }
 
 /** Ends a waiting drop whose message ran out of retries with a failed summary.json. */
@@ -244,9 +277,19 @@ async function failDrop(dc: DropContext, drop: DropRecord, delivery: string): Pr
     code: "processing_failed",
     detail: `The drop could not be processed after repeated attempts; nothing was checked. To retry, ${again}.`,
   };
+  const end = async () => {
+    const made = await madeJob(dc, drop.dropId);
+    if (!made) return finishWithoutJob(dc, drop, error, [], delivery, "failed");
+    // A job an earlier delivery made (or was cut off making) is never left queued: it is taken up,
+    // its Job DO initialised if it was not (init is idempotent), and finished from here.
+    if (!made.initialised) await jobObject(dc.env, dc.org.id, made.jobId).init(dc.org.id, made.jobId, made.itemCount);
+    const set = { jobId: made.jobId, plan: JSON.stringify(made.plan) };
+    if (await dropsRepo(dc.ctx.store.db).advance(dc.org.id, drop.dropId, "waiting", "submitted", set, delivery))
+      // A refused drop's job is only rejected, never run: its inputs are not needed.
+      await finishFromDeadLetter(dc, { ...drop, ...set, state: "submitted", lockOwner: delivery }, made.initialised || !!made.plan.error);
+  };
   // Another delivery submitting the drop right now finishes it; should it die, the drop's wait ends later.
-  if ((await underLock(dc, drop, delivery, () => finishWithoutJob(dc, drop, error, [], delivery, "failed"))) === "busy")
-    await lookAgainLater(dc, drop.dropId);
+  if ((await underLock(dc, drop, delivery, end)) === "busy") await lookAgainLater(dc, drop.dropId);
 }
 
 /** The wait of a batch is over: submit what is there, the missing files as item errors. */
@@ -322,10 +365,54 @@ async function advanceDrop(dc: DropContext, drop: DropRecord, delivery: string, 
     waitEnded = missing.length > 0;
   }
   return underLock(dc, drop, delivery, async () => {
-    if ("code" in got) await finishWithoutJob(dc, drop, got, [], delivery);
-    else await submit(dc, drop, got, delivery, waitEnded);
+    // An earlier delivery made the job and died before recording the drop submitted: the job is taken
+    // up with the plan it was made from, whatever the manifest or its files are now (a file deleted
+    // since is in the job's inbox already), never planned again against items it does not have.
+    const made = await madeJob(dc, drop.dropId);
+    if (made?.initialised) await markSubmitted(dc, drop, made.jobId, made.plan, delivery);
+    else {
+      if (made) await discardHalfMade(dc, made.jobId);
+      if ("code" in got) await finishWithoutJob(dc, drop, got, [], delivery);
+      else await submit(dc, drop, got, delivery, waitEnded);
+    }
     return "done" as const;
   });
+}
+
+/**
+ * The job a waiting drop's earlier delivery made under the job id it reserved (with the plan it recorded
+ * then), or null when there is none. `initialised`: its Job DO exists, which createJob makes last, once
+ * every input is stored; a job without one was cut off while being made, and nothing of it ran.
+ */
+async function madeJob(
+  dc: DropContext,
+  dropId: string,
+): Promise<{ jobId: string; plan: DropPlan; itemCount: number; initialised: boolean } | null> {
+  const row = await dropsRepo(dc.ctx.store.db).get(dc.org.id, dropId);
+  if (row?.state !== "waiting" || !row.intendedJobId || !row.plan) return null;
+  const job = await checksRepo(dc.ctx.store.db).job(dc.org.id, row.intendedJobId);
+  // A job made through the API under that id is not the drop's (its createJob was refused).
+  if (job?.source !== "bucket") return null;
+  const initialised = (await jobObject(dc.env, dc.org.id, job.jobId).state()) !== null;
+  return { jobId: job.jobId, plan: JSON.parse(row.plan) as DropPlan, itemCount: job.itemCount, initialised };
+}
+
+/**
+ * Undoes a job cut off while being made (its rows stored, its Job DO not), so that the retry makes it
+ * again from its own plan: what inputs were copied is unknown, and no item of it was queued.
+ */
+async function discardHalfMade(dc: DropContext, jobId: string): Promise<void> {
+  await discardJob(dc.ctx, jobId);
+  if (await checksRepo(dc.ctx.store.db).job(dc.org.id, jobId))
+    throw new Error(`bucket drop job ${jobId} was cut off while being made and could not be discarded yet`);
+}
+
+/** A drop whose job exists is `submitted` with it (by the delivery holding its lock), then its items are queued. */
+async function markSubmitted(dc: DropContext, drop: DropRecord, jobId: string, plan: DropPlan, delivery: string): Promise<void> {
+  // Record the plan before anything can finish the job, so the summary finds it.
+  const set = { jobId, plan: JSON.stringify(plan) };
+  if (!(await dropsRepo(dc.ctx.store.db).advance(dc.org.id, drop.dropId, "waiting", "submitted", set, delivery))) return;
+  await finishSubmitted(dc, { ...drop, ...set, state: "submitted", lockOwner: delivery });
 }
 
 /**
@@ -462,6 +549,18 @@ async function submit(dc: DropContext, drop: DropRecord, got: DropItems, deliver
     }
   }
 
+  if (refusal) plan.error = refusal;
+
+  // The job id is reserved for this drop, with the plan, before the job is made: a drop that cannot
+  // reserve it never touches the job, however many drops name it at once, and a retry of this drop
+  // finds the job it made by its reservation.
+  const reserved = await dropsRepo(store.db).reserveJob(dc.org.id, drop.dropId, jobId, JSON.stringify(plan), delivery);
+  // Another delivery took the lock over (this one outlived it): that one goes on.
+  if (reserved === "lost") return;
+  if (reserved === "taken") {
+    await refuseTakenJobId(dc, drop, jobId, entries, delivery);
+    return;
+  }
   try {
     await createJob(dc.ctx, {
       jobId,
@@ -474,53 +573,57 @@ async function submit(dc: DropContext, drop: DropRecord, got: DropItems, deliver
     });
   } catch (err) {
     if (!(isProblemError(err) && err.code === "conflict")) throw err;
-    // The job exists: made by an earlier delivery of this drop (carry on), or a job_id the manifest reuses.
-    const existing = await dropsRepo(store.db).byJob(dc.org.id, jobId);
-    if (existing && existing.dropId !== drop.dropId && existing.folder === drop.folder) {
-      // The manifest uploaded again (a second `aws s3 cp --recursive`): the folder's summary.json is that
-      // job's and stays; this drop's refusal goes beside it, under its own name.
-      logWarn("bucket drop repeats a job_id this folder's earlier drop submitted", {
-        org_id: dc.org.id,
-        drop_id: drop.dropId,
-        job_id: jobId,
-        earlier_drop_id: existing.dropId,
-      });
-      await finishWithoutJob(
-        dc,
-        { ...drop, summaryKey: `${drop.folder}${drop.dropId}${SUMMARY_SUFFIX}` },
-        {
-          code: "job_id_in_use",
-          detail: `${MANIFEST_NAME}: job_id ${jobId} was submitted by an earlier upload of this manifest, whose results are in ${SUMMARY_NAME}; this upload checked nothing. To check the files again, give the manifest another job_id.`,
-        },
-        entries,
-        delivery,
-      );
-      return;
-    }
-    if (
-      (existing && existing.dropId !== drop.dropId) ||
-      (!existing && (await checksRepo(store.db).job(dc.org.id, jobId))?.source !== "bucket")
-    ) {
-      await finishWithoutJob(
-        dc,
-        drop,
-        { code: "job_id_in_use", detail: `${MANIFEST_NAME}: job_id ${jobId} is taken by another job; choose another.` },
-        entries,
-        delivery,
-      );
-      return;
-    }
-    // A bucket job no drop has taken up: this drop's, made by an earlier delivery that stopped before
-    // recording it. Its Job DO is initialised last, once its inputs are stored: until then its making
-    // was cut off (or is still going on), and its items must not run; the retry looks again.
-    if (!existing && (await jobObject(dc.env, dc.org.id, jobId).state()) === null)
-      throw new Error(`bucket drop ${drop.dropId}: job ${jobId} exists but was not fully created`);
+    // A bucket job under this drop's reservation that madeJob did not take up: made before drops
+    // recorded their plan (or discarded since): the retry takes it up, or makes it again.
+    if ((await checksRepo(store.db).job(dc.org.id, jobId))?.source === "bucket")
+      throw new Error(`bucket drop ${drop.dropId}: job ${jobId} exists; the retry takes it up`);
+    // Made through the API (also just now, between the reservation and this).
+    await finishWithoutJob(
+      dc,
+      drop,
+      { code: "job_id_in_use", detail: `${MANIFEST_NAME}: job_id ${jobId} is taken by another job; choose another.` },
+      entries,
+      delivery,
+    );
+    return;
   }
-  if (refusal) plan.error = refusal;
-  // Record the plan before anything can finish the job, so the summary finds it.
-  const set = { jobId, plan: JSON.stringify(plan) };
-  if (!(await dropsRepo(store.db).advance(dc.org.id, drop.dropId, "waiting", "submitted", set, delivery))) return;
-  await finishSubmitted(dc, { ...drop, ...set, state: "submitted", lockOwner: delivery });
+  await markSubmitted(dc, drop, jobId, plan, delivery);
+}
+
+/** The job id a drop names is reserved by another drop: this one checks nothing and says why. */
+async function refuseTakenJobId(dc: DropContext, drop: DropRecord, jobId: string, entries: PlanEntry[], delivery: string): Promise<void> {
+  const existing = await dropsRepo(dc.ctx.store.db).byIntendedJob(dc.org.id, jobId);
+  if (existing && existing.folder === drop.folder) {
+    // The manifest uploaded again (a second `aws s3 cp --recursive`): the folder's summary.json is that
+    // job's and stays; this drop's refusal goes beside it, under its own name.
+    logWarn("bucket drop repeats a job_id this folder's earlier drop submitted", {
+      org_id: dc.org.id,
+      drop_id: drop.dropId,
+      job_id: jobId,
+      earlier_drop_id: existing.dropId,
+    });
+    await finishWithoutJob(
+      dc,
+      { ...drop, summaryKey: `${drop.folder}${drop.dropId}${SUMMARY_SUFFIX}` },
+      {
+        code: "job_id_in_use",
+        detail: `${MANIFEST_NAME}: job_id ${jobId} was submitted by an earlier upload of this manifest, whose results are (or will be) in ${SUMMARY_NAME}; this upload checked nothing. To check the files again, give the manifest another job_id.`,
+      },
+      entries,
+      delivery,
+    );
+    return;
+  }
+  await finishWithoutJob(
+    dc,
+    drop,
+    {
+      code: "job_id_in_use",
+      detail: `${MANIFEST_NAME}: job_id ${jobId} is taken by another drop's job${existing ? ` (${existing.objectKey})` : ""}; this drop checked nothing. Choose another job_id.`,
+    },
+    entries,
+    delivery,
+  );
 }
 
 /**
@@ -566,7 +669,8 @@ async function finishWithoutJob(
   const plan: DropPlan = { manifest: drop.objectKey, policy: null, error, entries };
   const summary = renderSummary(dc.env, drop, plan, null, [], status);
   await dc.ctx.store.files.put(drop.summaryKey, JSON.stringify(summary, null, 2), { httpMetadata: { contentType: "application/json" } });
-  const set = { plan: JSON.stringify(plan), summaryKey: drop.summaryKey };
+  // Without a job, the drop holds no job id: uploading the manifest again may name it.
+  const set = { plan: JSON.stringify(plan), summaryKey: drop.summaryKey, releaseJob: true };
   if (await dropsRepo(dc.ctx.store.db).advance(dc.org.id, drop.dropId, "waiting", "summarised", set, delivery)) {
     await onBucketDropSummaryWritten(dc.env, dc.org, dc.ctx.store, summary);
   }

@@ -25,8 +25,16 @@ export interface DropRecord {
   summaryKey: string;
   state: DropState;
   jobId: string | null;
+  /**
+   * The job id the drop makes (or made) its job under, reserved before the job is created: no two drops
+   * of an organisation hold the same one. Null before that, and once a drop ended without a job.
+   */
+  intendedJobId: string | null;
   waitUntil: string | null;
-  /** JSON DropPlan once submitted (services/bucket-drops.ts). */
+  /**
+   * JSON DropPlan (services/bucket-drops.ts): on a waiting drop, the plan its job is being made from
+   * (recorded with intendedJobId); from `submitted` on, the drop's plan.
+   */
   plan: string | null;
   /**
    * The delivery submitting the drop now, and until when its lock holds (null: none). On a submitted
@@ -48,6 +56,7 @@ interface Row {
   summary_key: string;
   state: DropState;
   job_id: string | null;
+  intended_job_id: string | null;
   wait_until: string | null;
   plan: string | null;
   lock_owner: string | null;
@@ -66,6 +75,7 @@ function toRecord(r: Row): DropRecord {
     summaryKey: r.summary_key,
     state: r.state,
     jobId: r.job_id,
+    intendedJobId: r.intended_job_id,
     waitUntil: r.wait_until,
     plan: r.plan,
     lockOwner: r.lock_owner,
@@ -79,7 +89,9 @@ function toRecord(r: Row): DropRecord {
 export function dropsRepo(db: D1Database) {
   return {
     /** Records a drop; false when its event was seen before (the row exists). */
-    async claim(d: Omit<DropRecord, "createdAt" | "updatedAt" | "plan" | "lockOwner" | "lockUntil" | "missing">): Promise<boolean> {
+    async claim(
+      d: Omit<DropRecord, "createdAt" | "updatedAt" | "plan" | "lockOwner" | "lockUntil" | "missing" | "intendedJobId">,
+    ): Promise<boolean> {
       const now = new Date().toISOString();
       const res = await db
         .prepare(
@@ -101,6 +113,33 @@ export function dropsRepo(db: D1Database) {
       return row ? toRecord(row) : null;
     },
 
+    /** The drop holding the reservation of a job id. */
+    async byIntendedJob(orgId: string, jobId: string): Promise<DropRecord | null> {
+      const row = await db.prepare("SELECT * FROM bucket_drops WHERE org_id = ? AND intended_job_id = ?").bind(orgId, jobId).first<Row>();
+      return row ? toRecord(row) : null;
+    },
+
+    /**
+     * Reserves a job id for a waiting drop whose lock `owner` holds, with the plan the job is made from,
+     * before the job is created. "taken": another drop holds it (the unique index says so, whatever runs
+     * at the same time); "lost": the drop is no longer waiting or its lock is no longer the owner's.
+     */
+    async reserveJob(orgId: string, dropId: string, jobId: string, plan: string, owner: string): Promise<"reserved" | "taken" | "lost"> {
+      try {
+        const res = await db
+          .prepare(
+            `UPDATE bucket_drops SET intended_job_id = ?, plan = ?, updated_at = ?
+             WHERE org_id = ? AND drop_id = ? AND state = 'waiting' AND lock_owner = ?`,
+          )
+          .bind(jobId, plan, new Date().toISOString(), orgId, dropId, owner)
+          .run();
+        return (res.meta.changes ?? 0) > 0 ? "reserved" : "lost";
+      } catch (err) {
+        if (/UNIQUE/i.test(String((err as Error)?.message ?? err))) return "taken";
+        throw err;
+      }
+    },
+
     /** Drops of a folder still waiting for their files. */
     async waitingIn(orgId: string, folder: string): Promise<DropRecord[]> {
       const { results } = await db
@@ -118,6 +157,15 @@ export function dropsRepo(db: D1Database) {
       const { results } = await db
         .prepare("SELECT * FROM bucket_drops WHERE org_id = ? AND folder = ? AND state = 'submitted' AND lock_owner = ?")
         .bind(orgId, folder, owner)
+        .all<Row>();
+      return results.map(toRecord);
+    },
+
+    /** Submitted drops of a folder whose items are not all queued yet (or whose refusal is not summarised). */
+    async unfinishedIn(orgId: string, folder: string): Promise<DropRecord[]> {
+      const { results } = await db
+        .prepare("SELECT * FROM bucket_drops WHERE org_id = ? AND folder = ? AND state = 'submitted' AND lock_owner IS NOT NULL")
+        .bind(orgId, folder)
         .all<Row>();
       return results.map(toRecord);
     },
@@ -208,20 +256,22 @@ export function dropsRepo(db: D1Database) {
     /**
      * Moves a drop from one state to the next, and ends its lock (to `submitted`, the lock stays with
      * `owner` until submissionFinished); false when another delivery moved it first. With `owner`, only
-     * while that delivery holds the drop's lock.
+     * while that delivery holds the drop's lock. `releaseJob`: the drop ends without a job, and gives up
+     * the job id it reserved.
      */
     async advance(
       orgId: string,
       dropId: string,
       from: DropState,
       to: DropState,
-      set: { jobId?: string | null; plan?: string | null; summaryKey?: string } = {},
+      set: { jobId?: string | null; plan?: string | null; summaryKey?: string; releaseJob?: boolean } = {},
       owner?: string,
     ): Promise<boolean> {
       const keep = to === "submitted" && owner !== undefined;
       const res = await db
         .prepare(
           `UPDATE bucket_drops SET state = ?, job_id = COALESCE(?, job_id), plan = COALESCE(?, plan), summary_key = COALESCE(?, summary_key),
+             intended_job_id = ${set.releaseJob ? "NULL" : "intended_job_id"},
              lock_owner = ${keep ? "lock_owner" : "NULL"}, lock_until = ${keep ? "lock_until" : "NULL"}, updated_at = ?
            WHERE org_id = ? AND drop_id = ? AND state = ?${owner === undefined ? "" : " AND lock_owner = ?"}`,
         )

@@ -1070,3 +1070,252 @@ describe("bucket drops through the S3 endpoint", () => {
     expect(summary.items[0].decision).not.toBeNull();
   });
 });
+
+/** env.DB_US as a delivery sees it through `hook`, which may stand in for the statement of some SQL (or throw). */
+function dbWith(hook: (sql: string, stmt: D1PreparedStatement) => D1PreparedStatement | undefined): D1Database {
+  return new Proxy(env.DB_US, {
+    get(target, prop) {
+      if (prop === "prepare")
+        return (sql: string) => {
+          const stmt = target.prepare(sql);
+          return hook(sql, stmt) ?? stmt;
+        };
+      const value = Reflect.get(target, prop);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** The statement that records a drop's next state (submitted, summarised). */
+const ADVANCE = /^\s*UPDATE bucket_drops SET state = /;
+
+describe("bucket drops and their jobs", () => {
+  const noDeadline = { ...env, BUCKET_EVENTS_QUEUE: { send: async () => undefined } } as unknown as typeof env;
+  const readSummary = async (k: string) => {
+    const obj = await env.FILES_US.get(k);
+    return obj ? (JSON.parse(await obj.text()) as Summary) : null;
+  };
+  const summaryOf = (k: string) =>
+    until(
+      () => readSummary(k),
+      (s) => s !== null,
+      { what: `${k}`, pauseMs: 100 },
+    ) as Promise<Summary>;
+  const jobStatus = async (orgId: string, jobId: string) =>
+    (
+      await env.DB_US.prepare("SELECT status FROM check_jobs WHERE org_id = ? AND job_id = ?")
+        .bind(orgId, jobId)
+        .first<{ status: string }>()
+    )?.status;
+  /** A delivery that dies between storing a new job's rows and initialising its Job DO (its inputs cannot be copied, nor its rows removed). */
+  const cutOff = () =>
+    ({
+      ...noDeadline,
+      FILES_US: new Proxy(env.FILES_US, {
+        get(target, prop) {
+          if (prop === "put")
+            return async (k: string, v: unknown, opts?: R2PutOptions) => {
+              if (!k.includes("/inbox/")) return target.put(k, v as never, opts);
+              if (v instanceof ReadableStream) await v.cancel();
+              throw new Error("R2 is unavailable");
+            };
+          const value = Reflect.get(target, prop);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      }),
+      DB_US: dbWith((sql) => {
+        if (/^\s*delete from "check_/i.test(sql)) throw new Error("D1 is unavailable");
+        return undefined;
+      }),
+    }) as unknown as typeof env;
+
+  it("two drops naming one job_id at the same time never share its job: the second is refused with job_id_in_use", async () => {
+    const o = await createOrg();
+    await enrolWriter(o.apiKey, "alice", WRITER, 3);
+    const manifestIn = async (batch: string) => {
+      const folder = `orgs/${o.orgId}/drops/batches/${batch}/`;
+      await env.FILES_US.put(`${folder}a.png`, signaturePng(WRITER, 2));
+      const stored = await env.FILES_US.put(
+        `${folder}${MANIFEST}`,
+        json({ job_id: "shared-1", items: [{ file: "a.png", subject_reference: "alice" }] }),
+      );
+      return { folder, event: putEvent(key.bucket, `${folder}${MANIFEST}`, stored!) };
+    };
+    const a = await manifestIn("share-a");
+    const b = await manifestIn("share-b");
+
+    // A makes the job and is held before it records its drop submitted; B runs meanwhile.
+    let reached!: () => void;
+    const atGate = new Promise<void>((r) => {
+      reached = r;
+    });
+    let open!: () => void;
+    const gate = new Promise<void>((r) => {
+      open = r;
+    });
+    const held = dbWith((sql, stmt) => {
+      if (!ADVANCE.test(sql)) return undefined;
+      return {
+        bind: (...args: unknown[]) => ({
+          run: async () => {
+            reached();
+            await gate;
+            return stmt.bind(...args).run();
+          },
+        }),
+      } as unknown as D1PreparedStatement;
+    });
+    const first = consume([{ id: "share-a", body: a.event }], { env: { ...noDeadline, DB_US: held } as unknown as typeof env });
+    await atGate;
+    expect((await consume([{ id: "share-b", body: b.event }], { env: noDeadline })).explicitAcks).toEqual(["share-b"]);
+    open();
+    expect((await first).explicitAcks).toEqual(["share-a"]);
+
+    const refused = await summaryOf(`${b.folder}summary.json`);
+    expect(refused).toMatchObject({ job_id: null, status: "not_submitted", error: { code: "job_id_in_use" } });
+    expect(refused.error!.detail).toMatch(/shared-1/);
+    const made = await summaryOf(`${a.folder}summary.json`);
+    expect(made).toMatchObject({ job_id: "shared-1", status: "completed", counts: { items: 1, decided: 1, errors: 0 } });
+    const count = async (sql: string) => (await env.DB_US.prepare(sql).bind(o.orgId).first<{ n: number }>())?.n;
+    expect(await count("SELECT COUNT(*) AS n FROM bucket_drops WHERE org_id = ? AND job_id = 'shared-1'")).toBe(1);
+    expect(await count("SELECT COUNT(*) AS n FROM check_items WHERE org_id = ? AND job_id = 'shared-1'")).toBe(1);
+
+    // The same drop's message delivered again is not a conflict with itself: nothing changes.
+    expect((await consume([{ id: "share-a", body: a.event, attempts: 2 }], { env: noDeadline })).explicitAcks).toEqual(["share-a"]);
+    expect(await readSummary(`${a.folder}summary.json`)).toEqual(made);
+  });
+
+  it("a job cut off while being made is made again by the drop's retry, and ended (not left queued) by its dead letter", async () => {
+    const o = await createOrg();
+    await enrolWriter(o.apiKey, "alice", WRITER, 3);
+    const dropIn = async (batch: string) => {
+      const folder = `orgs/${o.orgId}/drops/batches/${batch}/`;
+      await env.FILES_US.put(`${folder}a.png`, signaturePng(WRITER, 2));
+      const stored = await env.FILES_US.put(
+        `${folder}${MANIFEST}`,
+        json({ job_id: batch, items: [{ file: "a.png", subject_reference: "alice" }] }),
+      );
+      const event = putEvent(key.bucket, `${folder}${MANIFEST}`, stored!);
+      expect((await consume([{ id: `${batch}-m`, body: event }], { env: cutOff() })).retryMessages.map((m) => m.msgId)).toEqual([
+        `${batch}-m`,
+      ]);
+      // Its rows are there, queued, and its Job DO is not.
+      expect(await jobStatus(o.orgId, batch)).toBe("queued");
+      expect(await dropState(o.orgId, `${folder}${MANIFEST}`)).toBe("waiting");
+      return { folder, event };
+    };
+
+    const retried = await dropIn("half-1");
+    expect((await consume([{ id: "half-1-m", body: retried.event, attempts: 2 }], { env: noDeadline })).explicitAcks).toEqual(["half-1-m"]);
+    expect(await summaryOf(`${retried.folder}summary.json`)).toMatchObject({
+      job_id: "half-1",
+      status: "completed",
+      counts: { items: 1, decided: 1, errors: 0 },
+    });
+
+    const dead = await dropIn("half-2");
+    expect((await consume([{ id: "half-2-dlq", body: dead.event }], { queue: "countersign-dead-letter" })).explicitAcks).toEqual([
+      "half-2-dlq",
+    ]);
+    const summary = await summaryOf(`${dead.folder}summary.json`);
+    expect(summary).toMatchObject({ job_id: "half-2", status: "failed", counts: { items: 1, decided: 0, errors: 1 } });
+    expect(summary.items[0].errors).toEqual([expect.objectContaining({ code: "processing_failed" })]);
+    const listed = (await (await api("/sig/checks?source=bucket", { key: o.apiKey })).json()) as {
+      jobs: { job_id: string; status: string }[];
+    };
+    expect(listed.jobs.find((j) => j.job_id === "half-2")?.status).toBe("failed");
+    expect(await dropState(o.orgId, `${dead.folder}${MANIFEST}`)).toBe("summarised");
+  });
+
+  it("a file's event dead-lettered after submitting its drop has the job's items queued; if they cannot be, it ends them", async () => {
+    const o = await createOrg();
+    await enrolWriter(o.apiKey, "alice", WRITER, 3);
+    const neverQueued = {
+      ...noDeadline,
+      CHECK_QUEUE: {
+        sendBatch: async () => {
+          throw new Error("the queue is unavailable");
+        },
+      },
+    } as unknown as typeof env;
+    const submittedOnly = async (name: string) => {
+      const fileKey = `orgs/${o.orgId}/drops/inbox/alice/${name}`;
+      const event = putEvent(key.bucket, fileKey, (await env.FILES_US.put(fileKey, signaturePng(WRITER, 2)))!);
+      for (let attempt = 1; attempt <= 3; attempt++) {
+        const r = await consume([{ id: `${name}-e`, body: event, attempts: attempt }], { env: neverQueued });
+        expect(r.retryMessages.map((m) => m.msgId)).toEqual([`${name}-e`]);
+      }
+      expect(await dropState(o.orgId, fileKey)).toBe("submitted");
+      return { fileKey, event };
+    };
+
+    // The queue works again by the time the dead letter is handled: the items are queued and checked.
+    const queued = await submittedOnly("late.png");
+    expect((await consume([{ id: "late-dlq", body: queued.event }], { queue: "countersign-dead-letter" })).explicitAcks).toEqual([
+      "late-dlq",
+    ]);
+    const checked = await summaryOf(`${queued.fileKey}.summary.json`);
+    expect(checked).toMatchObject({ status: "completed", counts: { items: 1, decided: 1, errors: 0 } });
+
+    // It still does not: the items end as processing_failed, so the job finishes and the summary says so.
+    const ended = await submittedOnly("lost.png");
+    const dlq = await consume([{ id: "lost-dlq", body: ended.event }], { queue: "countersign-dead-letter", env: neverQueued });
+    expect(dlq.explicitAcks).toEqual(["lost-dlq"]);
+    const summary = await summaryOf(`${ended.fileKey}.summary.json`);
+    expect(summary).toMatchObject({ status: "failed", counts: { items: 1, decided: 0, errors: 1 } });
+    expect(summary.items[0].errors).toEqual([expect.objectContaining({ code: "processing_failed" })]);
+    expect(await jobStatus(o.orgId, summary.job_id!)).toBe("failed");
+    expect(await dropState(o.orgId, ended.fileKey)).toBe("summarised");
+
+    // A batch file's event that submitted its drop: its dead letter sends the drop its deadline message,
+    // which queues the items.
+    const folder = `orgs/${o.orgId}/drops/batches/dl-file/`;
+    const manifestKey = `${folder}${MANIFEST}`;
+    const manifest = await env.FILES_US.put(manifestKey, json({ items: [{ file: "a.png", subject_reference: "alice" }] }));
+    expect(
+      (await consume([{ id: "dlf-m", body: putEvent(key.bucket, manifestKey, manifest!) }], { env: noDeadline })).explicitAcks,
+    ).toEqual(["dlf-m"]);
+    const fileEvent = putEvent(key.bucket, `${folder}a.png`, (await env.FILES_US.put(`${folder}a.png`, signaturePng(WRITER, 2)))!);
+    expect((await consume([{ id: "dlf-a", body: fileEvent }], { env: neverQueued })).retryMessages.map((m) => m.msgId)).toEqual(["dlf-a"]);
+    expect(await dropState(o.orgId, manifestKey)).toBe("submitted");
+    const sent: unknown[] = [];
+    const queueEnv = { ...env, BUCKET_EVENTS_QUEUE: { send: async (body: unknown) => void sent.push(body) } } as unknown as typeof env;
+    expect((await consume([{ id: "dlf-dlq", body: fileEvent }], { queue: "countersign-dead-letter", env: queueEnv })).explicitAcks).toEqual(
+      ["dlf-dlq"],
+    );
+    expect(sent).toEqual([{ kind: "drop_deadline", orgId: o.orgId, dropId: expect.stringMatching(/^drop_/) }]);
+    expect((await consume([{ id: "dlf-deadline", body: sent[0] }])).explicitAcks).toEqual(["dlf-deadline"]);
+    expect(await summaryOf(`${folder}summary.json`)).toMatchObject({ status: "completed", counts: { items: 1, decided: 1, errors: 0 } });
+  });
+
+  it("a retry takes up the job its drop made with the plan it was made from, also when a file was deleted since", async () => {
+    const o = await createOrg();
+    await enrolWriter(o.apiKey, "alice", WRITER, 3);
+    const folder = `orgs/${o.orgId}/drops/batches/gone-1/`;
+    await env.FILES_US.put(`${folder}a.png`, signaturePng(WRITER, 2));
+    await env.FILES_US.put(`${folder}b.png`, signaturePng(WRITER, 3));
+    const stored = await env.FILES_US.put(
+      `${folder}${MANIFEST}`,
+      json({ job_id: "gone-1", defaults: { subject_reference: "alice" }, items: [{ file: "a.png" }, { file: "b.png" }] }),
+    );
+    const event = putEvent(key.bucket, `${folder}${MANIFEST}`, stored!);
+    // The job is made; recording the drop submitted fails.
+    const failing = dbWith((sql) => {
+      if (ADVANCE.test(sql)) throw new Error("D1 is unavailable");
+      return undefined;
+    });
+    const first = await consume([{ id: "gone-m", body: event }], { env: { ...noDeadline, DB_US: failing } as unknown as typeof env });
+    expect(first.retryMessages.map((m) => m.msgId)).toEqual(["gone-m"]);
+    expect(await jobStatus(o.orgId, "gone-1")).toBe("queued");
+
+    // a.png is deleted before the retry: the job holds its copy, and every item of the job is checked.
+    await env.FILES_US.delete(`${folder}a.png`);
+    expect((await consume([{ id: "gone-m", body: event, attempts: 2 }], { env: noDeadline })).explicitAcks).toEqual(["gone-m"]);
+    const summary = await summaryOf(`${folder}summary.json`);
+    expect(summary).toMatchObject({ job_id: "gone-1", status: "completed", counts: { items: 2, decided: 2, errors: 0 } });
+    expect(summary.items.map((i) => [i.file, i.item_index, i.check_id])).toEqual([
+      ["a.png", 0, "gone-1/0"],
+      ["b.png", 1, "gone-1/1"],
+    ]);
+  });
+});
