@@ -9,7 +9,7 @@
  * - the checks it asks for: for every item, the first page of its document and of each of its own
  *   references (each item is checked on its own, possibly in another isolate, so a file named by ten
  *   items is decoded ten times there).
- * Pages beyond the first are bounded per item (10 pages, 40 MP a page) and by the item's budget.
+ * Pages beyond the first are bounded per document (200 pages, 40 MP a page) and, inline, by the item's budget.
  *
  * Pixels are counted as they are decoded, so a request is refused at most one document past the limit.
  */
