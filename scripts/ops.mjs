@@ -1,18 +1,8 @@
 // `npm run ops -- <command>`: the operator's platform routes for local use. See --help.
 import { parseArgs } from "node:util";
+import { ALL_PERMISSIONS as ALL } from "./permissions.mjs";
 import { platformClient } from "./platform-client.mjs";
 import { DEMO_SUBJECT, demoKey, demoSessionLink } from "./seed.mjs";
-
-const ALL = [
-  "sig:checks:create",
-  "sig:checks:read",
-  "sig:subjects:read",
-  "sig:references:write",
-  "sig:references:delete",
-  "sig:settings:manage",
-  "org:read",
-  "org:children:access",
-];
 
 const HELP = `Usage: npm run ops -- <command> [options]
 

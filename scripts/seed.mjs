@@ -3,19 +3,10 @@
 // kept in .wrangler/demo-key.txt and reused while it still works against the local state.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { ALL_PERMISSIONS } from "./permissions.mjs";
 import { platformClient } from "./platform-client.mjs";
 
 const KEY_FILE = ".wrangler/demo-key.txt";
-const ALL_PERMISSIONS = [
-  "sig:checks:create",
-  "sig:checks:read",
-  "sig:subjects:read",
-  "sig:references:write",
-  "sig:references:delete",
-  "sig:settings:manage",
-  "org:read",
-  "org:children:access",
-];
 
 async function keyWorks(base, key) {
   const res = await fetch(`${base}/platform/me`, { headers: { Authorization: `Bearer ${key}` } });
