@@ -15,13 +15,16 @@ import {
   buildConfig,
   desiredResources,
   parseD1List,
+  parseNotificationList,
   parseQueuesList,
   parseR2List,
   parseSecretList,
   parseSettings,
   planCreates,
+  planNotifications,
   planRollout,
   planSecrets,
+  secretsFor,
 } from "./deploy/plan.mjs";
 
 const WRANGLER = "node_modules/.bin/wrangler";
@@ -31,7 +34,7 @@ const USAGE = `usage: npm run deploy -- --env <name> [--dry-run]
   --dry-run      lists what exists (read-only), prints every command it would run, and changes nothing
 
 Secrets come from the environment (${SECRETS.map((s) => s.name).join(", ")}); a missing
-OPERATOR_TOKEN is asked for, a missing CURSOR_SECRET is generated.`;
+OPERATOR_TOKEN (and CF_API_TOKEN, with bucket_drops) is asked for, the others are generated.`;
 
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(name);
@@ -78,6 +81,20 @@ if (creates.length === 0) console.log("Every D1 database, R2 bucket and queue ex
 for (const step of creates) run(step);
 const d1Ids = creates.some((s) => s.args[0] === "d1") && !dryRun ? parseD1List(list(["d1", "list", "--json"])) : existing.d1;
 
+// 2b. With bucket_drops: the R2 event notification rules that tell the Worker of uploads.
+if (settings.bucketDrops) {
+  // A bucket created in a dry run does not exist yet, so it has no rules to list.
+  const rules = new Map(
+    desired.r2.map((b) => [
+      b.name,
+      parseNotificationList(
+        list(["r2", "bucket", "notification", "list", b.name, ...(b.jurisdiction ? ["--jurisdiction", b.jurisdiction] : [])], ""),
+      ),
+    ]),
+  );
+  for (const step of planNotifications(rawConfig, settings, desired, rules)) run(step);
+} else console.log("No bucket_drops in the settings: bucket drops are off (the bucket-key routes answer 501).");
+
 // 3. The deployment's configuration.
 const config = buildConfig(rawConfig, settings, desired, d1Ids, { allowMissingIds: dryRun });
 writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`);
@@ -88,8 +105,9 @@ console.log(`Wrote ${configPath}.`);
 const existingSecrets = parseSecretList(
   list(["secret", "list", "--format", "json", "--config", configPath], "[]", { emptyWhen: /10007|does not exist|not found/i }),
 );
-const supplied = Object.fromEntries(SECRETS.map((s) => [s.name, process.env[s.name] ?? ""]));
-const secrets = planSecrets(existingSecrets, supplied);
+const wanted = secretsFor(settings);
+const supplied = Object.fromEntries(wanted.map((s) => [s.name, process.env[s.name] ?? ""]));
+const secrets = planSecrets(existingSecrets, supplied, wanted);
 const values = {};
 for (const name of secrets.set) values[name] = supplied[name];
 for (const name of secrets.generate) values[name] = randomBytes(32).toString("base64url");
@@ -99,6 +117,8 @@ for (const name of secrets.missing) {
   if (!values[name]) fail(`${name} is required: set it in the environment or type it when asked.`);
 }
 if (dryRun && secrets.missing.length > 0) console.log(`${secrets.missing.join(", ")}: not in the environment; would be asked for.`);
+for (const name of secrets.fallback)
+  console.log(`${name}: not set; this Worker's data is sealed under OPERATOR_TOKEN, which it keeps using (docs/deploy.md).`);
 const secretNames = [...secrets.set, ...secrets.generate, ...secrets.missing];
 if (secretNames.length > 0)
   console.log(

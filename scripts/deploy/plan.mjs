@@ -2,7 +2,12 @@
 // output: which resources to create, the generated Wrangler configuration, which secrets to set, and
 // the commands that finish a deployment. scripts/deploy.mjs runs what this plans.
 
-/** Secrets the Worker reads. `generate`: a random value is fine when the account holder gives none. */
+/**
+ * Secrets the Worker reads (src/env.ts, src/config.ts). `generate`: a random value is fine when the account
+ * holder gives none; "new" only for a Worker with no secrets yet, because the Worker already running has
+ * sealed data under the fallback (OPERATOR_TOKEN) and a new key would make it unreadable. `when`: needed
+ * only with these settings.
+ */
 export const SECRETS = [
   { name: "OPERATOR_TOKEN", generate: false, about: "the operator credential for /platform/orgs... (keep it; `npm run ops` needs it)" },
   {
@@ -10,7 +15,28 @@ export const SECRETS = [
     generate: true,
     about: "the list-cursor signing key (kept apart so rotating OPERATOR_TOKEN keeps cursors valid)",
   },
+  {
+    name: "WEBHOOK_SECRET_KEY",
+    generate: "new",
+    about: "seals webhook signing secrets at rest (kept apart so rotating OPERATOR_TOKEN keeps them readable)",
+  },
+  {
+    name: "BUCKET_SECRET_KEY",
+    generate: true,
+    about: "seals bucket key secrets at rest when BUCKET_KEYS_MODE is local (r2 mode keeps no secret)",
+  },
+  {
+    name: "CF_API_TOKEN",
+    generate: false,
+    when: (settings) => settings.bucketDrops !== null,
+    about: "a Cloudflare API token that may mint R2 temporary credentials (bucket_drops, docs/bucket-drops.md)",
+  },
 ];
+
+/** The secrets a deployment with these settings reads. */
+export function secretsFor(settings) {
+  return SECRETS.filter((s) => !s.when || s.when(settings));
+}
 
 const LOCAL_PREFIX = "countersign";
 const NAME = /^[a-z0-9][a-z0-9-]{0,40}$/;
@@ -35,6 +61,10 @@ export function parseSettings(raw, env) {
     jwt: raw.jwt ?? {},
     placement: raw.placement ?? {},
     vars: raw.vars ?? {},
+    // The public address behind webhook payload links and summary.json status_url: the global host,
+    // unless given; workers.dev has no host setting, so its address must be given.
+    apiBaseUrl: raw.api_base_url ?? (raw.hosts?.global ? `https://${raw.hosts.global}` : null),
+    bucketDrops: raw.bucket_drops ?? null,
   };
   if (!NAME.test(s.worker)) fail(`worker "${s.worker}" must be lowercase letters, digits and dashes`);
   if (!NAME.test(s.prefix)) fail(`prefix "${s.prefix}" must be lowercase letters, digits and dashes`);
@@ -45,6 +75,19 @@ export function parseSettings(raw, env) {
   if (typeof s.docsUrl !== "string" || !s.docsUrl.startsWith("https://")) fail("docs_url must be an https URL");
   if (typeof s.jwt.issuer !== "string" || typeof s.jwt.audience !== "string") fail("jwt.issuer and jwt.audience are required");
   if (s.jwt.jwks_url !== undefined && !String(s.jwt.jwks_url).startsWith("https://")) fail("jwt.jwks_url must be an https URL");
+  if (s.apiBaseUrl === null)
+    fail(
+      "api_base_url is required when hosts.global is not set: the Worker's public https address " +
+        "(on workers.dev, https://<worker>.<subdomain>.workers.dev), for links in webhooks and drop summaries",
+    );
+  if (!isPublicHttpsOrigin(s.apiBaseUrl)) fail(`api_base_url "${s.apiBaseUrl}" must be an https origin such as https://api.example.com`);
+  if (s.bucketDrops !== null) {
+    const b = s.bucketDrops;
+    if (typeof b.account_id !== "string" || !/^[0-9a-f]{32}$/.test(b.account_id))
+      fail("bucket_drops.account_id must be the Cloudflare account id (32 hex digits)");
+    if (typeof b.parent_access_key_id !== "string" || b.parent_access_key_id.trim() === "")
+      fail("bucket_drops.parent_access_key_id is required (the access key id of the parent R2 API token)");
+  }
   for (const [where, p] of Object.entries(s.placement)) {
     if (p.jurisdiction !== undefined && p.jurisdiction !== "eu" && p.jurisdiction !== "fedramp")
       fail(`placement.${where}.jurisdiction must be "eu" or "fedramp"`);
@@ -52,6 +95,18 @@ export function parseSettings(raw, env) {
       fail(`placement.${where}.location is not a location hint`);
   }
   return s;
+}
+
+/** An https origin (no path) that is not a loopback or .localhost address. */
+function isPublicHttpsOrigin(value) {
+  let url;
+  try {
+    url = new URL(String(value));
+  } catch {
+    return false;
+  }
+  const local = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\]|0\.0\.0\.0)$|\.localhost$/.test(url.hostname);
+  return url.protocol === "https:" && !local && url.pathname === "/" && !url.search && !url.hash;
 }
 
 /** `countersign-us` becomes `<prefix>-us`: the local names with the deployment's prefix. */
@@ -198,8 +253,18 @@ export function buildConfig(config, settings, desired, d1Ids, { allowMissingIds 
     JWKS_URL: settings.jwt.jwks_url ?? "",
     // A key set inlined in configuration is for local use only.
     JWKS_INLINE: "",
+    API_BASE_URL: settings.apiBaseUrl.replace(/\/$/, ""),
+    // wrangler.toml's `local` mode is for `wrangler dev` and tests, where R2 has no S3 API; a deployment
+    // uses R2's S3 endpoint and event notifications (docs/bucket-drops.md). Without bucket_drops the
+    // bucket-key routes answer 501.
+    BUCKET_KEYS_MODE: "r2",
+    R2_ACCOUNT_ID: settings.bucketDrops?.account_id ?? "",
+    R2_PARENT_ACCESS_KEY_ID: settings.bucketDrops?.parent_access_key_id ?? "",
+    // The buckets as S3 clients (and R2's event messages) name them: the deployed, prefixed names.
+    R2_BUCKET_NAMES: JSON.stringify(Object.fromEntries(desired.r2.map((b) => [regionOfBinding(b.binding), b.name]))),
     ...settings.vars,
   };
+  checkDeployedVars(vars, settings);
   return {
     $schema: "node_modules/wrangler/config-schema.json",
     ...config,
@@ -216,20 +281,86 @@ export function buildConfig(config, settings, desired, d1Ids, { allowMissingIds 
 }
 
 /**
- * Which secrets this run sets: those the account holder supplied (an explicit value always wins), and
- * those the Worker lacks. A missing secret that must be chosen, not generated, is reported.
+ * Local-development values that `vars` overrides could still bring into a deployment. The variables the
+ * settings derive are right by construction; this guards what an account holder writes by hand.
  */
-export function planSecrets(existingSecrets, supplied) {
+function checkDeployedVars(vars, settings) {
+  const fail = (what) => {
+    throw new Error(`deploy/${settings.env}.json: ${what}`);
+  };
+  if (!isPublicHttpsOrigin(vars.API_BASE_URL)) fail(`API_BASE_URL "${vars.API_BASE_URL}" must be a public https origin`);
+  if (vars.BUCKET_KEYS_MODE === "local" && settings.env === "production")
+    fail("BUCKET_KEYS_MODE local is for local development; production uses r2 (set bucket_drops, docs/deploy.md)");
+  if (!["", "local", "r2"].includes(vars.BUCKET_KEYS_MODE)) fail("BUCKET_KEYS_MODE must be r2, local or empty");
+}
+
+/**
+ * Which secrets this run sets: those the account holder supplied (an explicit value always wins), and
+ * those the Worker lacks. A missing secret that must be chosen, not generated, is reported; one only a
+ * new Worker gets generated is left to its fallback on a Worker that runs already (`fallback`).
+ */
+export function planSecrets(existingSecrets, supplied, secrets = SECRETS) {
   const set = [];
   const generate = [];
   const missing = [];
-  for (const s of SECRETS) {
+  const fallback = [];
+  const newWorker = existingSecrets.size === 0;
+  for (const s of secrets) {
     if (supplied[s.name]) set.push(s.name);
     else if (existingSecrets.has(s.name)) continue;
+    else if (s.generate === "new") (newWorker ? generate : fallback).push(s.name);
     else if (s.generate) generate.push(s.name);
     else missing.push(s.name);
   }
-  return { set, generate, missing };
+  return { set, generate, missing, fallback };
+}
+
+/**
+ * `wrangler r2 bucket notification list <bucket>` prints one block of `label: value` lines per rule;
+ * each rule as `<queue_name> <prefix>`.
+ */
+export function parseNotificationList(text) {
+  const rules = new Set();
+  for (const block of stripAnsi(text).split(/\n\s*\n/)) {
+    const queue = /^queue_name:\s+(\S+)\s*$/m.exec(block)?.[1];
+    const prefix = /^prefix:\s+(.*?)\s*$/m.exec(block)?.[1];
+    if (queue) rules.add(`${queue} ${prefix ?? ""}`);
+  }
+  return rules;
+}
+
+/**
+ * r2 mode learns of uploads from R2 event notifications: one rule per regional bucket sending object
+ * creations under `orgs/` to the bucket-events queue. `existingRules`: bucket name -> parseNotificationList.
+ */
+export function planNotifications(config, settings, desired, existingRules) {
+  if (settings.bucketDrops === null) return [];
+  const binding = (config.queues?.producers ?? []).find((p) => p.binding === "BUCKET_EVENTS_QUEUE");
+  if (!binding) throw new Error("wrangler.toml has no BUCKET_EVENTS_QUEUE producer");
+  const queue = deployedName(binding.queue, settings.prefix);
+  const steps = [];
+  for (const b of desired.r2) {
+    const rules = existingRules.get(b.name) ?? new Set();
+    if (rules.has(`${queue} orgs/`) || rules.has(`${queue} (all prefixes)`)) continue;
+    steps.push({
+      args: [
+        "r2",
+        "bucket",
+        "notification",
+        "create",
+        b.name,
+        "--event-type",
+        "object-create",
+        "--queue",
+        queue,
+        "--prefix",
+        "orgs/",
+        ...(b.jurisdiction ? ["--jurisdiction", b.jurisdiction] : []),
+      ],
+      about: `uploads to ${b.name} reach the bucket-events queue (bucket drops)`,
+    });
+  }
+  return steps;
 }
 
 /** After the resources and configuration: the remote migrations of every database, then the deploy. */
