@@ -6,7 +6,7 @@
 import { openDocument, sniffFormat } from "./decode";
 import { locateSignatures } from "./locate";
 import { assessQuality, type CaptureCue, type QualityReport } from "./quality";
-import { VerifyError, type Box } from "./types";
+import { VerifyError, isVerifyError, type Box, type Raster } from "./types";
 
 /** Spec 4.4 and 8: frames are PNG or JPEG, at most 640 px on the long side and 512 KB. */
 export const FRAME_MAX_SIDE = 640;
@@ -31,14 +31,19 @@ export async function analyseFrame(bytes: Uint8Array, opts: { qualityFloor: numb
   if (bytes.byteLength > FRAME_MAX_BYTES) throw new VerifyError("too_large", `preview frames are at most ${FRAME_MAX_BYTES >> 10} KB`);
   const format = sniffFormat(bytes);
   if (format !== "png" && format !== "jpeg") throw new VerifyError("unsupported_format", "preview frames are PNG or JPEG");
-  const doc = await openDocument(bytes, { maxBytes: FRAME_MAX_BYTES, maxPages: 1, maxPixelsPerPage: FRAME_MAX_SIDE * FRAME_MAX_SIDE });
-  const frame = await doc.decodePage(0);
-  if (Math.max(frame.width, frame.height) > FRAME_MAX_SIDE) {
-    throw new VerifyError(
-      "too_many_pixels",
-      `preview frames are at most ${FRAME_MAX_SIDE} px on the long side (got ${frame.width}x${frame.height})`,
-    );
+  const tooBig = (size: string | undefined) =>
+    new VerifyError("too_many_pixels", `preview frames are at most ${FRAME_MAX_SIDE} px on the long side${size ? ` (got ${size})` : ""}`);
+  let frame: Raster;
+  try {
+    const doc = await openDocument(bytes, { maxBytes: FRAME_MAX_BYTES, maxPages: 1, maxPixelsPerPage: FRAME_MAX_SIDE * FRAME_MAX_SIDE });
+    frame = await doc.decodePage(0);
+  } catch (err) {
+    // The pixel bound keeps an oversized frame from being decoded at all; its message speaks of document
+    // pages ("page 1 declares ..."), so the client is told the frame rule instead.
+    if (isVerifyError(err) && err.code === "too_many_pixels") throw tooBig(/\d+x\d+/.exec(err.message)?.[0]);
+    throw err;
   }
+  if (Math.max(frame.width, frame.height) > FRAME_MAX_SIDE) throw tooBig(`${frame.width}x${frame.height}`);
   const inputType = opts.inputType ?? "photo";
   const whole = assessQuality(frame, { inputType, kind: "frame" });
   // Too dark, too bright or shaking: say so before looking for the signature.

@@ -157,6 +157,12 @@ describe("GET /sig/live: guidance", () => {
       [3, "unsupported_frame"],
       [4, "unsupported_frame"],
     ]);
+    // The over-640 px frame is refused by the rule the client is told (640 px on the long side), not by the
+    // decoder's pixel count for document pages ("page 1 declares ... pixels").
+    const tooWide = replies[1].type === "error" ? replies[1].detail : "";
+    expect(tooWide).toMatch(/640 px on the long side/);
+    expect(tooWide).toMatch(/800x600/);
+    expect(tooWide).not.toMatch(/page 1|declares/);
     live.send(readyFrame());
     expect(await live.next()).toMatchObject({ seq: 5, type: "guidance" });
     live.ws.close(1000, "done");
