@@ -65,6 +65,8 @@ interface Attachment {
 
 export const LIVE_CONNECT_HEADER = "X-Live-Connect";
 export const INSTANCE_NAME = "live:instance";
+/** Close codes a peer may report but never send (RFC 6455 7.4.1): no status, abnormal closure, TLS failure. */
+const RESERVED_CLOSE_CODES = new Set([1005, 1006, 1015]);
 
 type FrameOutcome = { ok: true; analysis: FrameAnalysis } | { ok: false; code: string; message: string };
 
@@ -205,7 +207,10 @@ export class LiveCapture extends DurableObject<Env> {
 
   async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
     try {
-      ws.close(code, reason);
+      // The close frame must be answered (RFC 6455 5.5.1), but 1005 (a close frame without a code, what
+      // close() with no arguments sends), 1006 and 1015 are reserved and may not be sent: echoing them threw,
+      // no frame went back, and the client timed out and reported 1006. Answer those with a normal close.
+      ws.close(RESERVED_CLOSE_CODES.has(code) ? 1000 : code, reason);
     } catch {
       // Already closed from this side.
     }

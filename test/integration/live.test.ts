@@ -237,6 +237,20 @@ describe("GET /sig/live: an unexpected failure", () => {
 });
 
 describe("GET /sig/live: closing rules (short timings)", () => {
+  it("answers a client's close without a status code with a close frame at once", async () => {
+    // WebSocket.close() with no arguments (the browser's and the ws package's default) sends a close frame
+    // without a code. RFC 6455 5.5.1: the server must answer with a close frame, else the client waits out
+    // its own timeout and reports an abnormal closure (1006) instead of a clean one.
+    const live = await openLive({ key: org.apiKey });
+    live.send(emptyFrame(320, 240));
+    await live.next();
+    live.ws.close();
+    const closed = await Promise.race([live.closed, new Promise<"no close frame">((r) => setTimeout(() => r("no close frame"), 3000))]);
+    expect(closed).not.toBe("no close frame");
+    expect(closed).toMatchObject({ code: expect.any(Number) });
+    expect((closed as { code: number }).code).not.toBe(1006);
+  });
+
   it("closes after the idle time without a message", async () => {
     const reset = liveSettings({ LIVE_IDLE_MS: "300" });
     try {
