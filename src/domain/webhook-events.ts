@@ -125,7 +125,7 @@ export const EVENT_KINDS: readonly EventKind[] = [
     products: ["sig"],
     subscribable: true,
     description:
-      "One checked item has its outcome (a decision or an item error). `data` is the CheckResult, as GET /sig/checks/{job_id} returns it.",
+      "One checked item has its outcome (a decision or an item error). `data` is the CheckResult, as GET /sig/checks/{job_id} returns it, without `review` (no verdict exists yet).",
     data: { component: "CheckResult" },
   },
   {
