@@ -262,6 +262,9 @@ function markStamps(
  * pieces near a seed join it, and small pieces join only when they lie within it (i-dots, stroke
  * fragments a ruling line cut off).
  */
+/** The widest gap a removed ruling line leaves in a stroke it crossed (removeRulingLines' maxThick, plus one). */
+const RULE_GAP = 4;
+
 function growClusters(comps: Component[], kinds: Kind[]): Component[][] {
   type Cluster = { parts: Component[]; x0: number; y0: number; x1: number; y1: number };
   const clusters: Cluster[] = [];
@@ -306,7 +309,9 @@ function growClusters(comps: Component[], kinds: Kind[]): Component[][] {
           k === Kind.Neutral
             ? near(cl, c.x, c.y, c.x + c.w, c.y + c.h, 0.4, 0.2)
             : k === Kind.Small
-              ? near(cl, c.x, c.y, c.x + c.w, c.y + c.h, 0.02, 0.02)
+              ? // Touching, or across a removed ruling line: a stroke the line ran through is cut in two
+                // by the line's thickness (up to RULE_GAP px; more in a blurred photo than in a scan).
+                near(cl, c.x, c.y, c.x + c.w, c.y + c.h, Math.max(0.02, RULE_GAP / h), Math.max(0.02, RULE_GAP / h))
               : // A thin stroke (a flourish cut by a ruling line) joins only if it stays within reach of the
                 // signature: a ruling line runs on well past it.
                 c.x >= cl.x0 - 0.3 * h && c.x + c.w <= cl.x1 + 0.3 * h && c.y >= cl.y0 - 0.35 * h && c.y + c.h <= cl.y1 + 0.35 * h;

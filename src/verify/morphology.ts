@@ -376,9 +376,13 @@ function boxSmooth3(img: Raster): Uint8Array {
 /**
  * Remove ruling lines: thin ink in horizontal runs at least `minH` long or vertical runs at least `minV`
  * long. Runs are measured on the mask thickened by one pixel across the line, so a line tilted by a
- * degree or two in a photo still reads as one run. Only thin runs count (most of the run no thicker
- * than `maxThick` across): a pen stroke can be long and straight too, but it is rarely that thin at
- * once. Like an opening with long line kernels, in one pass per direction. Returns the pixels removed.
+ * degree or two in a photo still reads as one run. Only thin runs count: most of the run no thicker
+ * than `maxThick` across, or thin over at least the minimum length in all. A pen stroke can be long and
+ * straight too, but it is rarely that thin at once; the second test keeps a rule that handwriting
+ * follows for part of its length (a signature's letters sitting on the line they were signed on, blurred
+ * into it by a phone photo) from counting as one thick stroke, which would join the line to the
+ * signature and stretch its box to the line's ends. Like an opening with long line kernels, in one pass
+ * per direction. Returns the pixels removed.
  */
 export function removeRulingLines(mask: Uint8Array, w: number, h: number, minH: number, minV: number, maxThick = 3): number {
   const kill = new Uint8Array(mask.length);
@@ -392,7 +396,8 @@ export function removeRulingLines(mask: Uint8Array, w: number, h: number, minH: 
         const on = x < w && (mask[up + x] | mask[mid + x] | mask[down + x]) === 1;
         if (on && start < 0) start = x;
         else if (!on && start >= 0) {
-          if (x - start >= minH && thin(mask, mid + start, x - start, 1, w, mask.length, maxThick)) kill.fill(1, mid + start, mid + x);
+          if (x - start >= minH && thin(mask, mid + start, x - start, 1, w, mask.length, maxThick, minH))
+            kill.fill(1, mid + start, mid + x);
           start = -1;
         }
       }
@@ -409,7 +414,7 @@ export function removeRulingLines(mask: Uint8Array, w: number, h: number, minH: 
           if (start[x] < 0) start[x] = y;
         } else if (start[x] >= 0) {
           const s0 = start[x];
-          if (y - s0 >= minV && thin(mask, s0 * w + x, y - s0, w, 1, w, maxThick)) {
+          if (y - s0 >= minV && thin(mask, s0 * w + x, y - s0, w, 1, w, maxThick, minV)) {
             for (let yy = s0; yy < y; yy++) kill[yy * w + x] = 1;
           }
           start[x] = -1;
@@ -428,11 +433,20 @@ export function removeRulingLines(mask: Uint8Array, w: number, h: number, minH: 
 }
 
 /**
- * Most ink pixels along a run are thin across it: the ink through each, counted across the run
- * (`across` is the step perpendicular to it), stops within maxThick. `limit` bounds the across walk
- * (the mask length for vertical walks, the row width for horizontal ones).
+ * Most ink pixels along a run are thin across it, or at least `minThin` of them are: the ink through
+ * each, counted across the run (`across` is the step perpendicular to it), stops within maxThick.
+ * `limit` bounds the across walk (the mask length for vertical walks, the row width for horizontal ones).
  */
-function thin(mask: Uint8Array, at: number, len: number, step: number, across: number, limit: number, maxThick: number): boolean {
+function thin(
+  mask: Uint8Array,
+  at: number,
+  len: number,
+  step: number,
+  across: number,
+  limit: number,
+  maxThick: number,
+  minThin: number,
+): boolean {
   let ink = 0,
     ok = 0;
   const horizontalWalk = across === 1;
@@ -446,5 +460,5 @@ function thin(mask: Uint8Array, at: number, len: number, step: number, across: n
     for (let p = at + across; p < rowEnd && mask[p] && n <= maxThick; p += across) n++;
     if (n <= maxThick) ok++;
   }
-  return ink > 0 && ok >= 0.7 * ink;
+  return ink > 0 && (ok >= 0.7 * ink || ok >= minThin);
 }

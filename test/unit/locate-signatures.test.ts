@@ -175,6 +175,26 @@ describe("locating signatures without a template", () => {
     }
   });
 
+  it("boxes a signature that sits on its signing line in a full-size phone photo, not the line", () => {
+    // The letters rest on the line and the photo's blur joins them to it over part of its length; the
+    // box must still be the signature's (a box running to the line's ends scored a genuine signer 0).
+    for (const seed of [101, 3]) {
+      const writer = makeWriter(seed);
+      const form = renderForm({ signatures: [{ writer, variant: 2, box: boxes[0] }], boxes, seed: 9 });
+      const truth = form.signatures[0].inkBox;
+      for (const rotation of [0, 2]) {
+        const photo = photoOf(form.raster, { seed: 5, rotation });
+        const found = locateSignatures([photo], { inputType: "photo" });
+        const at = `writer ${seed}, rotation ${rotation}`;
+        expect(found, at).toHaveLength(1);
+        // The truth box is not turned with the photo, so only the level photo is held to a tight overlap.
+        if (rotation === 0) expect(boxIoU(found[0].box, truth), at).toBeGreaterThan(0.85);
+        expect(found[0].box.w / truth.w, at).toBeGreaterThan(0.85);
+        expect(found[0].box.w / truth.w, at).toBeLessThan(1.1);
+      }
+    }
+  });
+
   it("finds the signature on 300 dpi scans, and on a page scanned 3 degrees askew", () => {
     const big = signatureBoxes(2480, 3508, 1);
     for (const seed of [2, 3, 5]) {
