@@ -70,7 +70,8 @@ export async function demoSessionLink(base, key, subject = DEMO_SUBJECT) {
   const auth = { Authorization: `Bearer ${key}` };
   const existing = await fetch(`${base}/sig/subjects/${subject}`, { headers: auth });
   if (existing.status === 404 && subject === DEMO_SUBJECT) {
-    if (!existsSync("demo-images/alice-1.png") || !existsSync("demo-images/form-scan.png")) execFileSync("node", ["--import", "tsx", "scripts/demo-images.ts"], { stdio: "ignore" });
+    if (!existsSync("demo-images/alice-1.png") || !existsSync("demo-images/form-scan.png"))
+      execFileSync("node", ["--import", "tsx", "scripts/demo-images.ts"], { stdio: "ignore" });
     const form = new FormData();
     for (let i = 1; i <= 3; i++)
       form.append(`alice-${i}`, new Blob([readFileSync(`demo-images/alice-${i}.png`)], { type: "image/png" }), `alice-${i}.png`);
