@@ -10,6 +10,7 @@ import { ProblemError, invalidField, notFound } from "../http/problem";
 import { readMultipart } from "../http/multipart";
 import { AUTH_PROBLEMS, defineRoute, problems } from "../http/route";
 import { Identifier } from "../http/schemas";
+import { absoluteUrl } from "../http/location";
 import {
   MAX_BLANK_BYTES,
   MAX_TEMPLATES,
@@ -148,7 +149,7 @@ const create = defineRoute(
     responses: {
       201: {
         description: "Created",
-        headers: z.object({ Location: z.string() }),
+        headers: z.object({ Location: z.string().openapi({ description: "The template's absolute URL" }) }),
         content: { "application/json": { schema: TemplateDoc } },
       },
       ...problems(...AUTH_PROBLEMS, 409, 413, 415, 422),
@@ -241,7 +242,7 @@ export function registerTemplateRoutes(app: App): void {
     const { org, store } = c.get("tenant");
     const { input, blank } = await readTemplateBody(c);
     const t = await createTemplate(store, org, input, blank, { actor: c.get("caller").actor, requestId: c.get("requestId") });
-    c.header("Location", `/sig/templates/${encodeURIComponent(t.templateId)}`);
+    c.header("Location", absoluteUrl(c, `/sig/templates/${encodeURIComponent(t.templateId)}`));
     return c.json(templateJson(t), 201);
   });
 

@@ -8,7 +8,7 @@ import { getLatestPolicy } from "../../src/storage/policies";
 import { DEFAULT_POLICY_NAME } from "../../src/domain/policy";
 import { liveCheckEngine } from "../../src/services/check-engine-live";
 import { createJob, type PreparedItem } from "../../src/services/checks";
-import { api, createOrg, operator, type CreatedOrg } from "../helpers/tenant";
+import { BASE, api, createOrg, operator, type CreatedOrg } from "../helpers/tenant";
 import { checkForm, enrolWriter, expectProblem, postCheck, waitForJob } from "../helpers/checks";
 import { BOX_SPEC, blankFormPng, otherForm, photographedForm, postTemplate, templateBody } from "../helpers/forms";
 import { boxIoU, encodeJpeg, blankPage, toPdf } from "../fixtures/generator";
@@ -40,7 +40,8 @@ describe("template routes", () => {
     );
     const text = await res.text();
     expect(res.status, text).toBe(201);
-    expect(res.headers.get("Location")).toBe("/sig/templates/loan-v3");
+    // Absolute, as the check route's Location is.
+    expect(res.headers.get("Location")).toBe(`${BASE}/sig/templates/loan-v3`);
     const t = JSON.parse(text) as TemplateBody;
     expect(t).toMatchObject({
       template_id: "loan-v3",

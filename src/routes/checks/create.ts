@@ -4,6 +4,7 @@ import { streamSSE } from "hono/streaming";
 import type { App } from "../../app";
 import type { AppEnv } from "../../http/context";
 import { defineRoute, problems } from "../../http/route";
+import { absoluteUrl } from "../../http/location";
 import { ProblemError, invalidField, problemDocument } from "../../http/problem";
 import { jsonPart } from "../../http/multipart";
 import { DECODE_BUDGET_MEGAPIXELS } from "../../domain/decode-budget";
@@ -88,7 +89,7 @@ const createCheck = defineRoute(
 );
 
 function statusUrl(c: Context<AppEnv>, jobId: string): string {
-  return `${new URL(c.req.url).origin}/sig/checks/${jobId}`;
+  return absoluteUrl(c, `/sig/checks/${jobId}`);
 }
 
 /**
