@@ -98,15 +98,16 @@ describe("GET /sig/checks", () => {
 
   it("refuses a filter of another view, and a cursor it did not issue, with 400 naming them", async () => {
     for (const [q, field] of [
-      ["?view=jobs&decision=FAILED", "decision"],
-      ["?view=items&status=queued", "status"],
-      ["?view=summary&limit=5", "limit"],
-      ["?q=x", "q"],
-      ["?limit=", "limit"],
-      ["?view=items&limit=0x10", "limit"],
+      ["?view=jobs&decision=FAILED", "query.decision"],
+      ["?view=items&status=queued", "query.status"],
+      ["?view=summary&limit=5", "query.limit"],
+      ["?q=x", "query.q"],
+      ["?limit=", "query.limit"],
+      ["?view=items&limit=0x10", "query.limit"],
     ]) {
       const problem = await expectProblem(await api(`/sig/checks${q}`, { key: org.apiKey }), 400);
-      expect(problem.detail).toContain(field);
+      expect(problem.errors[0].field, q).toBe(field);
+      expect(problem.detail, q).toMatch(new RegExp(`^${field.replace(".", "\\.")}: `));
     }
     const jobs = await get<JobList>("?limit=1");
     await expectProblem(await api(`/sig/checks?view=items&cursor=${jobs.next_cursor}`, { key: org.apiKey }), 400, "invalid_cursor");
@@ -114,7 +115,7 @@ describe("GET /sig/checks", () => {
     // An empty cursor is not the first page: no route issued it.
     for (const q of ["?cursor=", "?view=jobs&cursor=", "?view=items&cursor="]) {
       const problem = await expectProblem(await api(`/sig/checks${q}`, { key: org.apiKey }), 400, "invalid_cursor");
-      expect(problem.errors[0].field, q).toBe("cursor");
+      expect(problem.errors[0].field, q).toBe("query.cursor");
     }
   });
 

@@ -153,7 +153,7 @@ describe("a session's streamed check", () => {
     await expectRefusal(await sessionCheck(s.token, oneItem(), "application/json"), 403, "permission_denied", /streamed/);
     const withJobId = await sessionCheck(s.token, oneItem({}, { job_id: "mine" }));
     expect(withJobId.status).toBe(400);
-    expect(((await withJobId.json()) as { errors: { field: string }[] }).errors[0].field).toBe("request.job_id");
+    expect(((await withJobId.json()) as { errors: { field: string }[] }).errors[0].field).toBe("body.request.job_id");
     // None of the refusals used up the session's one check.
     expect((await sessionCheck(s.token, oneItem())).status).toBe(200);
   });
