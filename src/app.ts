@@ -3,6 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "./http/context";
 import { configOf } from "./config";
 import { ProblemError, fieldName, isProblemError, invalidField, renderProblem } from "./http/problem";
+import "./http/zod-messages";
 import { bodyLimits } from "./http/body";
 import { registerOpenApi } from "./http/openapi";
 import { registerApiReference } from "./http/api-reference";

@@ -109,6 +109,14 @@ describe("GET /sig/checks", () => {
       expect(problem.errors[0].field, q).toBe(field);
       expect(problem.detail, q).toMatch(new RegExp(`^${field.replace(".", "\\.")}: `));
     }
+    // In our words, not zod's ("Too big: expected string to have <=128 characters").
+    const long = await expectProblem(await api(`/sig/checks?view=items&q=${"x".repeat(129)}`, { key: org.apiKey }), 400);
+    expect(long.errors).toEqual([{ field: "query.q", message: "must be at most 128 characters" }]);
+    expect(long.detail).toBe("query.q: must be at most 128 characters");
+    const empty = await expectProblem(await api("/sig/checks?view=items&q=", { key: org.apiKey }), 400);
+    expect(empty.detail).toBe("query.q: must not be empty");
+    const view = await expectProblem(await api("/sig/checks?view=all", { key: org.apiKey }), 400);
+    expect(view.detail).toBe("query.view: must be one of jobs, items, summary");
     const jobs = await get<JobList>("?limit=1");
     await expectProblem(await api(`/sig/checks?view=items&cursor=${jobs.next_cursor}`, { key: org.apiKey }), 400, "invalid_cursor");
     await expectProblem(await api("/sig/checks?view=items&cursor=forged", { key: org.apiKey }), 400, "invalid_cursor");
