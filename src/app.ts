@@ -2,7 +2,8 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "./http/context";
 import { configOf } from "./config";
-import { ProblemError, isProblemError, invalidField, renderProblem } from "./http/problem";
+import { ProblemError, fieldName, isProblemError, invalidField, renderProblem } from "./http/problem";
+import "./http/zod-messages";
 import { bodyLimits } from "./http/body";
 import { registerOpenApi } from "./http/openapi";
 import { registerApiReference } from "./http/api-reference";
@@ -45,8 +46,10 @@ export function createApp(): App {
         throw new ProblemError("not_found", "The resource does not exist.");
       }
       const issue = result.error.issues[0];
-      const field = [target === "json" || target === "form" ? "body" : (target ?? "request"), ...issue.path.map(String)].join(".");
-      throw invalidField(field, issue.message);
+      if (target === "query") throw invalidField(fieldName("query", ...issue.path), issue.message);
+      // A header is named by itself, as the middleware that reads headers name them.
+      if (target === "header" && issue.path.length > 0) throw invalidField(String(issue.path[0]), issue.message);
+      throw invalidField(fieldName("body", ...issue.path), issue.message);
     },
   });
 

@@ -109,7 +109,8 @@ export interface NormalisedItem {
 }
 
 export interface RequestProblem {
-  field: string;
+  /** The member's path in the CheckRequest, e.g. ["items", 0]. */
+  path: (string | number)[];
   message: string;
 }
 
@@ -125,14 +126,14 @@ export function normaliseRequest(req: CheckRequest, partsAllowed: boolean): { it
   const items: NormalisedItem[] = [];
   for (const [i, it] of req.items.entries()) {
     if (!it.subject_reference && !it.references) {
-      return { problem: { field: `items[${i}]`, message: "needs a subject_reference or references to compare with" } };
+      return { problem: { path: ["items", i], message: "needs a subject_reference or references to compare with" } };
     }
     if (!partsAllowed) {
       const named = [it.file, ...(it.references ?? [])].find((f) => typeof f === "string");
       if (named !== undefined) {
         return {
           problem: {
-            field: `items[${i}]`,
+            path: ["items", i],
             message: `names the file part ${JSON.stringify(named)}, but a JSON body carries only {url} inputs (send multipart/form-data)`,
           },
         };

@@ -60,7 +60,8 @@ export interface TemplateBox {
 }
 
 export interface TemplateProblem {
-  field: string;
+  /** The member's path in the TemplateCreate, e.g. ["boxes", 0, "name"]. */
+  path: (string | number)[];
   message: string;
 }
 
@@ -68,10 +69,10 @@ export interface TemplateProblem {
 export function templateProblem(t: TemplateCreate): TemplateProblem | null {
   const seen = new Set<string>();
   for (const [i, b] of t.boxes.entries()) {
-    if (seen.has(b.name)) return { field: `boxes[${i}].name`, message: `repeats the box name ${JSON.stringify(b.name)}` };
+    if (seen.has(b.name)) return { path: ["boxes", i, "name"], message: `repeats the box name ${JSON.stringify(b.name)}` };
     seen.add(b.name);
     if (t.unit === "fraction" && (b.x + b.w > 1.0001 || b.y + b.h > 1.0001)) {
-      return { field: `boxes[${i}]`, message: "with unit fraction, x + w and y + h must be at most 1" };
+      return { path: ["boxes", i], message: "with unit fraction, x + w and y + h must be at most 1" };
     }
   }
   return null;

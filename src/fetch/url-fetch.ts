@@ -47,7 +47,7 @@ function deadlineProblem(field: string): ProblemError {
 }
 
 /**
- * Fetches one document. `field` names the request member the URL came from (e.g. `items[0].file.url`),
+ * Fetches one document. `field` names the request member the URL came from (e.g. `body.items.0.file.url`),
  * so refusals and failures point at it.
  */
 export async function fetchDocument(

@@ -1,4 +1,4 @@
-import { ProblemError } from "./problem";
+import { ProblemError, fieldName } from "./problem";
 
 /**
  * Opaque, tamper-evident list cursors. A cursor carries the name of the route that issued it and the
@@ -50,7 +50,8 @@ function fromBase64Url(s: string): Uint8Array | null {
 }
 
 function invalidCursor(detail: string): ProblemError {
-  return new ProblemError("invalid_cursor", `cursor: ${detail}`, { extensions: { errors: [{ field: "cursor", message: detail }] } });
+  const field = fieldName("query", "cursor");
+  return new ProblemError("invalid_cursor", `${field}: ${detail}`, { extensions: { errors: [{ field, message: detail }] } });
 }
 
 /** Issues a cursor for `route` (a stable name such as "GET /sig/checks?view=items") at `position`. */

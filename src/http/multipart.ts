@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { ProblemError, invalidField } from "./problem";
+import { ProblemError, fieldName, invalidField } from "./problem";
 
 /** The media type of the request body, lower-cased, without parameters ("" when absent). */
 export function mediaType(c: Context): string {
@@ -72,14 +72,14 @@ export async function readJsonPart(form: FormData, name: string): Promise<unknow
   else if (isFile(raw)) {
     if (!isJsonType(raw.type))
       throw invalidField(
-        name,
+        fieldName("body", name),
         `is a file part of type ${raw.type || "(none)"}; send it as a text field or with Content-Type application/json`,
       );
     text = await raw.text();
-  } else throw invalidField(name, "must be a text field or a JSON file part");
+  } else throw invalidField(fieldName("body", name), "must be a text field or a JSON file part");
   try {
     return JSON.parse(text);
   } catch {
-    throw invalidField(name, "is not valid JSON");
+    throw invalidField(fieldName("body", name), "is not valid JSON");
   }
 }

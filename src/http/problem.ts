@@ -73,7 +73,16 @@ export function isProblemError(err: unknown): err is ProblemError {
   return err instanceof ProblemError;
 }
 
-/** Shorthand for a 400 that names the offending field. */
+/**
+ * The one way a problem names a request member (`errors[].field`, and the start of `detail`): where it
+ * is, then its path, dot-separated, array indices as numbers: `body.items.0.file.url`, `body.blank` (a
+ * multipart part), `query.q`. A header is named by itself (`Idempotency-Key`), the whole body `body`.
+ */
+export function fieldName(location: "body" | "query", ...path: readonly PropertyKey[]): string {
+  return [location, ...path.map(String)].join(".");
+}
+
+/** Shorthand for a 400 that names the offending field (named by fieldName, or a header's name). */
 export function invalidField(field: string, message: string): ProblemError {
   return new ProblemError("invalid_request", `${field}: ${message}`, {
     extensions: { errors: [{ field, message }] },

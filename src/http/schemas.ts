@@ -57,7 +57,12 @@ export const ProblemSchema = z
     errors: z
       .array(z.object({ field: z.string(), message: z.string() }))
       .optional()
-      .openapi({ description: "400 and 422: each offending field (a JSON path, header or query name) and what is wrong with it" }),
+      .openapi({
+        description:
+          "400, 413, 415 and 422: each offending member and what is wrong with it. `field` is `body.` then the member's dot-separated path, " +
+          "array indices as numbers (body.items.0.file.url; a multipart part: body.blank, body.request.items.0.file), `query.` then a query " +
+          "parameter (query.cursor), a header's name (Idempotency-Key), or `body` for the whole body",
+      }),
   })
   .openapi("Problem", {
     description: "An RFC 9457 problem document (application/problem+json); unknown members may appear and are to be ignored",

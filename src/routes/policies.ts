@@ -10,6 +10,7 @@ import type { AppEnv } from "../http/context";
 import { getPolicyVersion, latestPoliciesForRead, latestPolicyForRead } from "../storage/policies";
 import { POLICY_CACHE_TTL_MS, type PolicyCacheUse } from "../storage/policy-cache";
 import { services } from "../http/services";
+import { absoluteUrl } from "../http/location";
 
 // Policy payloads: PolicySpec and the Policy members beyond name and version are designed here.
 
@@ -105,7 +106,7 @@ const put = defineRoute(
     responses: {
       201: {
         description: "A new version was created",
-        headers: z.object({ Location: z.string() }),
+        headers: z.object({ Location: z.string().openapi({ description: "The new version's absolute URL" }) }),
         content: { "application/json": { schema: PolicyDoc } },
       },
       200: { description: "The body equals the latest version, which is returned", content: { "application/json": { schema: PolicyDoc } } },
@@ -137,7 +138,7 @@ export function registerPolicyRoutes(app: App): void {
     const { name } = c.req.valid("param");
     const { created, policy } = await services(c).policies.publish(name, c.req.valid("json"));
     if (!created) return c.json(policyJson(policy), 200);
-    c.header("Location", `/sig/policies/${encodeURIComponent(name)}?version=${policy.version}`);
+    c.header("Location", absoluteUrl(c, `/sig/policies/${encodeURIComponent(name)}?version=${policy.version}`));
     return c.json(policyJson(policy), 201);
   });
 }

@@ -6,10 +6,11 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { App } from "../app";
 import type { AppEnv } from "../http/context";
-import { ProblemError, invalidField, notFound } from "../http/problem";
+import { ProblemError, fieldName, invalidField, notFound } from "../http/problem";
 import { readMultipart } from "../http/multipart";
 import { AUTH_PROBLEMS, defineRoute, problems } from "../http/route";
 import { Identifier } from "../http/schemas";
+import { absoluteUrl } from "../http/location";
 import {
   MAX_BLANK_BYTES,
   MAX_TEMPLATES,
@@ -148,7 +149,7 @@ const create = defineRoute(
     responses: {
       201: {
         description: "Created",
-        headers: z.object({ Location: z.string() }),
+        headers: z.object({ Location: z.string().openapi({ description: "The template's absolute URL" }) }),
         content: { "application/json": { schema: TemplateDoc } },
       },
       ...problems(...AUTH_PROBLEMS, 409, 413, 415, 422),
@@ -177,42 +178,40 @@ const remove = defineRoute(
  */
 async function jsonPart(form: FormData, name: string, maxBytes: number): Promise<unknown> {
   const raw = form.get(name) as unknown;
-  if (raw === null) throw invalidField(name, `the multipart body needs a JSON part named ${name}`);
+  if (raw === null) throw invalidField(fieldName("body", name), `the multipart body needs a JSON part named ${name}`);
   let text: string;
   if (typeof raw === "string") text = raw;
   else {
     const file = raw as File;
     const type = (file.type || "application/json").split(";")[0].trim().toLowerCase();
-    if (type !== "application/json") throw invalidField(name, "a file part must be typed application/json");
-    if (file.size > maxBytes) throw new ProblemError("too_large", `${name}: the JSON part exceeds ${maxBytes} bytes.`);
+    if (type !== "application/json") throw invalidField(fieldName("body", name), "a file part must be typed application/json");
+    if (file.size > maxBytes) throw new ProblemError("too_large", `${fieldName("body", name)}: the JSON part exceeds ${maxBytes} bytes.`);
     text = await file.text();
   }
-  if (text.length > maxBytes) throw new ProblemError("too_large", `${name}: the JSON part exceeds ${maxBytes} bytes.`);
+  if (text.length > maxBytes) throw new ProblemError("too_large", `${fieldName("body", name)}: the JSON part exceeds ${maxBytes} bytes.`);
   try {
     return JSON.parse(text);
   } catch {
-    throw invalidField(name, "is not valid JSON");
+    throw invalidField(fieldName("body", name), "is not valid JSON");
   }
 }
 
 async function readTemplateBody(c: Context<AppEnv>): Promise<{ input: TemplateCreate; blank: Uint8Array }> {
   const form = await readMultipart(c);
   for (const name of form.keys()) {
-    if (name !== "template" && name !== "blank") throw invalidField(name, "is not a part of this body (send template and blank)");
+    if (name !== "template" && name !== "blank")
+      throw invalidField(fieldName("body", name), "is not a part of this body (send template and blank)");
   }
   const parsed = TemplateCreateSchema.safeParse(await jsonPart(form, "template", MAX_TEMPLATE_JSON_BYTES));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const field = ["template", ...issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`))]
-      .join("")
-      .replace(/\.\[/g, "[");
-    throw invalidField(field, issue.message);
+    throw invalidField(fieldName("body", "template", ...issue.path), issue.message);
   }
   const problem = templateProblem(parsed.data);
-  if (problem) throw invalidField(`template.${problem.field}`, problem.message);
+  if (problem) throw invalidField(fieldName("body", "template", ...problem.path), problem.message);
   const blank = form.get("blank") as unknown;
   if (blank === null || typeof blank === "string")
-    throw invalidField("blank", "the multipart body needs a file part named blank (PNG or PDF)");
+    throw invalidField(fieldName("body", "blank"), "the multipart body needs a file part named blank (PNG or PDF)");
   const file = blank as File;
   if (file.size > MAX_BLANK_BYTES) throw new ProblemError("too_large", `blank: the file exceeds ${MAX_BLANK_BYTES} bytes.`);
   const bytes = new Uint8Array(await file.arrayBuffer());
@@ -241,7 +240,7 @@ export function registerTemplateRoutes(app: App): void {
     const { org, store } = c.get("tenant");
     const { input, blank } = await readTemplateBody(c);
     const t = await createTemplate(store, org, input, blank, { actor: c.get("caller").actor, requestId: c.get("requestId") });
-    c.header("Location", `/sig/templates/${encodeURIComponent(t.templateId)}`);
+    c.header("Location", absoluteUrl(c, `/sig/templates/${encodeURIComponent(t.templateId)}`));
     return c.json(templateJson(t), 201);
   });
 

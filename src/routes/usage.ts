@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { App } from "../app";
 import { defineRoute, problems } from "../http/route";
-import { invalidField } from "../http/problem";
+import { fieldName, invalidField } from "../http/problem";
 import { buildUsageReport, parsePeriod } from "../domain/usage";
 import { checksRepo } from "../storage/checks";
 
@@ -58,7 +58,7 @@ export function registerUsageRoutes(app: App): void {
   app.openapi(getUsage, async (c) => {
     const { period: raw } = c.req.valid("query");
     const period = parsePeriod(raw, new Date());
-    if (!period) throw invalidField("period", "must be current or a UTC month YYYY-MM, 0000-01 to 9999-11");
+    if (!period) throw invalidField(fieldName("query", "period"), "must be current or a UTC month YYYY-MM, 0000-01 to 9999-11");
     const tenant = c.get("tenant");
     const rows = await checksRepo(tenant.store.db).dailyDecisions(tenant.org.id, period.from, period.to);
     return c.json(buildUsageReport(period, rows, tenant.org.billing === "parent"), 200);

@@ -10,7 +10,7 @@
 import { logError } from "../util/log";
 import { configOf } from "../config";
 import type { Env } from "../env";
-import { newId } from "../domain/ids";
+import { requestIdFor } from "../http/request-id";
 import { dropPrefix } from "../storage/drops";
 import { regionStore } from "../storage/regions";
 import { bucketKeysRepo } from "../storage/bucket-keys";
@@ -95,7 +95,9 @@ function assertReach(env: Env, caller: S3Caller, bucket: string, key: string | n
 
 export async function handleS3(req: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
   const url = new URL(req.url);
-  const requestId = newId("s3");
+  // One id under both names: S3 clients read x-amz-request-id, and X-Request-Id is on every response of
+  // the service (spec 4.1), the caller's own when it sends a well-formed one.
+  const requestId = requestIdFor(req.headers.get("X-Request-Id"));
   const head = req.method === "HEAD";
   let resource = s3Path(url);
   try {
@@ -112,6 +114,7 @@ export async function handleS3(req: Request, env: Env, ctx: ExecutionContext): P
     resource = `/${t.bucket}${t.key ? `/${t.key}` : ""}`;
     const res = await route(env, req, caller, t);
     res.headers.set("x-amz-request-id", requestId);
+    res.headers.set("X-Request-Id", requestId);
     return res;
   } catch (err) {
     if (err instanceof S3Error) return errorResponse(err, resource, requestId, head);

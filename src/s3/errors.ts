@@ -56,6 +56,6 @@ export function errorResponse(err: S3Error, resource: string, requestId: string,
     `<Resource>${xmlEscape(resource)}</Resource><RequestId>${requestId}</RequestId></Error>`;
   return new Response(head ? null : body, {
     status: err.status,
-    headers: { "Content-Type": "application/xml", "x-amz-request-id": requestId, ...err.headers },
+    headers: { "Content-Type": "application/xml", "x-amz-request-id": requestId, "X-Request-Id": requestId, ...err.headers },
   });
 }

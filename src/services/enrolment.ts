@@ -6,7 +6,7 @@
 import { splitSyncAndQueued, type ReferenceOutcome, type ReferenceSource } from "../domain/enrolment";
 import type { RegionStore } from "../domain/tenancy";
 import { newId } from "../domain/ids";
-import { ProblemError } from "../http/problem";
+import { ProblemError, fieldName } from "../http/problem";
 import { unreadableInput } from "../http/verify-problem";
 import { isVerifyError } from "../verify/types";
 import { deletePrefix, modelKey, referenceFileKey, subjectPrefix } from "../storage/files";
@@ -55,10 +55,14 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** Maps a file that cannot be read at all to its status: 415 for a format we do not take, else 422. */
-function unreadableFile(refId: string, err: unknown): ProblemError {
-  if (isVerifyError(err)) return unreadableInput(err, `references.${refId}`, "file", "References");
-  throw err;
+/**
+ * Maps a file that cannot be read at all to its status: 415 for a format we do not take, else 422. It is
+ * named as the request sent it: the multipart part of its ref_id, or the URL at its place in `references`.
+ */
+function unreadableFile(uploads: Upload[], u: Upload, err: unknown): ProblemError {
+  if (!isVerifyError(err)) throw err;
+  const field = u.method === "url" ? fieldName("body", "references", uploads.indexOf(u), "url") : fieldName("body", u.refId);
+  return unreadableInput(err, field, "file", "References");
 }
 
 /**
@@ -77,7 +81,7 @@ export async function enrolUploads(
     try {
       formats.push((await deps.engine.inspect(u.bytes)).format);
     } catch (err) {
-      throw unreadableFile(u.refId, err);
+      throw unreadableFile(uploads, u, err);
     }
   }
 
@@ -99,7 +103,7 @@ export async function enrolUploads(
     try {
       result = await deps.engine.enrolReference(u.bytes);
     } catch (err) {
-      throw unreadableFile(u.refId, err);
+      throw unreadableFile(uploads, u, err);
     }
     if (!result.ok) {
       // A rejected upload never replaces a live reference: the previous one, if any, stays.

@@ -8,7 +8,7 @@ import type { Env } from "../env";
 import { MAX_REFERENCE_BYTES, type ReferenceSource } from "../domain/enrolment";
 import type { Org, RegionStore } from "../domain/tenancy";
 import { fetchDocument, newFetchBudget } from "../fetch/url-fetch";
-import { ProblemError } from "../http/problem";
+import { ProblemError, fieldName } from "../http/problem";
 import { deleteReference, enrolUploads, type EnrolMessage, type Upload } from "./enrolment";
 import type { VerificationEngine } from "./engine";
 import { urlPolicyOf } from "./url-policy";
@@ -23,7 +23,7 @@ export interface ReferenceIngestionScope {
 
 export function referenceIngestion({ env, org, store, engine, urlFetch }: ReferenceIngestionScope) {
   return {
-    /** Fetches each reference's URL (`references[i].url` names it in problems) into an upload. */
+    /** Fetches each reference's URL (`body.references.<i>.url` names it in problems) into an upload. */
     async fetchUploads(references: { ref_id: string; url: string; source: ReferenceSource }[]): Promise<Upload[]> {
       const policy = urlPolicyOf(org, env);
       const budget = newFetchBudget({
@@ -31,7 +31,9 @@ export function referenceIngestion({ env, org, store, engine, urlFetch }: Refere
         stallWindowMs: urlFetch.stallWindowMs,
         maxBytes: MAX_REFERENCE_BYTES,
       });
-      const fetched = await Promise.all(references.map((r, i) => fetchDocument(r.url, `references[${i}].url`, policy, budget)));
+      const fetched = await Promise.all(
+        references.map((r, i) => fetchDocument(r.url, fieldName("body", "references", i, "url"), policy, budget)),
+      );
       const total = fetched.reduce((n, f) => n + f.bytes.byteLength, 0);
       if (total > MAX_REFERENCE_BYTES) {
         throw new ProblemError("too_large", `The reference files exceed ${MAX_REFERENCE_BYTES / 1024 / 1024} MB in total.`);

@@ -5,13 +5,16 @@
  */
 import { logError } from "../util/log";
 import type { RegionStore, Org } from "../domain/tenancy";
-import { ProblemError } from "../http/problem";
+import { ProblemError, fieldName } from "../http/problem";
 import { newId } from "../domain/ids";
 import { MAX_BLANK_BYTES, MAX_TEMPLATES, boxesInPixels, type TemplateBox, type TemplateCreate } from "../domain/template";
 import { openDocument, sniffFormat } from "../verify/decode";
 import { buildTemplate, type TemplateModel } from "../verify/template";
 import { isVerifyError } from "../verify/types";
 import { templateFileKeys, templatesRepo, type TemplateRecord } from "../storage/templates";
+
+/** The multipart part holding the blank form, as problems name it. */
+const BLANK = fieldName("body", "blank");
 
 /** What is stored in R2 at a template's model key: one registration model per page that holds boxes. */
 export interface StoredTemplateModel {
@@ -40,14 +43,14 @@ async function sha256Hex(bytes: Uint8Array): Promise<string> {
 
 /** 415 unless the blank is a PNG or a PDF (by its bytes), 413 past 20 MB. */
 export function checkBlank(bytes: Uint8Array): "image/png" | "application/pdf" {
-  if (bytes.byteLength > MAX_BLANK_BYTES) throw new ProblemError("too_large", `blank: the file exceeds ${MAX_BLANK_BYTES} bytes.`);
+  if (bytes.byteLength > MAX_BLANK_BYTES) throw new ProblemError("too_large", `${BLANK}: the file exceeds ${MAX_BLANK_BYTES} bytes.`);
   const format = sniffFormat(bytes);
   if (format !== "png" && format !== "pdf") {
     throw new ProblemError(
       "unsupported_media_type",
-      `blank: the file is ${format ? `a ${format.toUpperCase()}` : "not a recognised document"}; a blank form must be PNG or PDF.`,
+      `${BLANK}: the file is ${format ? `a ${format.toUpperCase()}` : "not a recognised document"}; a blank form must be PNG or PDF.`,
       {
-        extensions: { errors: [{ field: "blank", message: "must be PNG or PDF" }] },
+        extensions: { errors: [{ field: BLANK, message: "must be PNG or PDF" }] },
       },
     );
   }
@@ -73,8 +76,9 @@ export async function buildTemplateModel(
   for (const p of pageNumbers) {
     if (p > doc.pageCount) {
       const i = input.boxes.findIndex((b) => b.page === p);
-      throw new ProblemError("invalid_request", `template.boxes[${i}].page: the blank has ${doc.pageCount} page(s).`, {
-        extensions: { errors: [{ field: `template.boxes[${i}].page`, message: `must be at most ${doc.pageCount}` }] },
+      const field = fieldName("body", "template", "boxes", i, "page");
+      throw new ProblemError("invalid_request", `${field}: the blank has ${doc.pageCount} page(s).`, {
+        extensions: { errors: [{ field, message: `must be at most ${doc.pageCount}` }] },
       });
     }
   }
@@ -107,8 +111,9 @@ export async function buildTemplateModel(
       // "boxes[k] does not cover ..." counts boxes of this page: name the box of the request instead.
       const k = Number(/boxes\[(\d+)\]/.exec(err.message)?.[1] ?? 0);
       const i = onPage[k]?.i ?? 0;
-      throw new ProblemError("invalid_request", `template.boxes[${i}]: ${err.message.replace(/^boxes\[\d+\] /, "")}.`, {
-        extensions: { errors: [{ field: `template.boxes[${i}]`, message: "must cover at least 8x8 pixels of its page" }] },
+      const field = fieldName("body", "template", "boxes", i);
+      throw new ProblemError("invalid_request", `${field}: ${err.message.replace(/^boxes\[\d+\] /, "")}.`, {
+        extensions: { errors: [{ field, message: "must cover at least 8x8 pixels of its page" }] },
       });
     }
   }
@@ -118,11 +123,11 @@ export async function buildTemplateModel(
 
 function unreadableBlank(code: string, message: string): ProblemError {
   if (code === "unsupported_format")
-    return new ProblemError("unsupported_media_type", `blank: ${message}; a blank form must be PNG or PDF.`);
+    return new ProblemError("unsupported_media_type", `${BLANK}: ${message}; a blank form must be PNG or PDF.`);
   if (code === "too_large" || code === "too_many_pixels" || code === "too_many_pages")
-    return new ProblemError("too_large", `blank: ${message}.`);
-  return new ProblemError("unprocessable", `blank: the blank form cannot be read (${code}: ${message}).`, {
-    extensions: { reason: code, errors: [{ field: "blank", message }] },
+    return new ProblemError("too_large", `${BLANK}: ${message}.`);
+  return new ProblemError("unprocessable", `${BLANK}: the blank form cannot be read (${code}: ${message}).`, {
+    extensions: { reason: code, errors: [{ field: BLANK, message }] },
   });
 }
 

@@ -188,7 +188,8 @@ export async function analyseDocument(
       t = now();
       const q = assessQuality(crop, { inputType: opts.inputType, kind: "crop" });
       timings.quality += now() - t;
-      signatures.push({ ...s, index: signatures.length, page: pageNo });
+      // Rounded once, here, as `score` is below: every path (inline, queued, streamed, bucket) reports this number.
+      signatures.push({ ...s, confidence: round4(s.confidence), index: signatures.length, page: pageNo });
       perSignatureQuality.push(q);
       crops.push(crop);
       if (opts.renderCrops !== false) cropPngs.push(await encodeGreyPng(fitWithin(window, CROP_MAX_SIDE)));

@@ -1,4 +1,4 @@
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
@@ -15,7 +15,7 @@ import worker from "../../src/index";
 import { api, createOrg, operator, type CreatedOrg } from "../helpers/tenant";
 import { enrolWriter, expectProblem } from "../helpers/checks";
 import { signaturePng } from "../helpers/signatures";
-import { issueBucketKey, s3Client, type IssuedBucketKey } from "../helpers/s3";
+import { S3_ENDPOINT, issueBucketKey, s3Client, type IssuedBucketKey } from "../helpers/s3";
 import { BOX_SPEC, blankFormPng, photographedForm, postTemplate, templateBody } from "../helpers/forms";
 import { until } from "../helpers/wait";
 import { outsideUrl, registerReceiver, uniquePath } from "../helpers/outside";
@@ -479,6 +479,35 @@ describe("bucket drops through the S3 endpoint", () => {
     expect(res.status).toBe(403);
     expect(res.headers.get("Content-Type")).toBe("application/xml");
     expect(await res.text()).toMatch(/<Code>AccessDenied<\/Code>/);
+  });
+
+  it("carries X-Request-Id on every S3 response, the same id as x-amz-request-id and the XML error's, the caller's own when sent", async () => {
+    const seen: Response[] = [];
+    const client = s3Client(key.access_key_id, key.secret_access_key, S3_ENDPOINT, async (url, init) => {
+      const res = await exports.default.fetch(url, init);
+      seen.push(res);
+      return res;
+    });
+    await client.send(
+      new PutObjectCommand({ Bucket: key.bucket, Key: `${key.prefix}rid/a.png`, Body: signaturePng(WRITER, 2), ContentType: "image/png" }),
+    );
+    await client.send(new HeadObjectCommand({ Bucket: key.bucket, Key: `${key.prefix}rid/a.png` }));
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    for (const res of seen) {
+      expect(res.status).toBe(200);
+      expect(res.headers.get("X-Request-Id")).toMatch(/^req_[0-9A-Z]{26}$/);
+      expect(res.headers.get("X-Request-Id")).toBe(res.headers.get("x-amz-request-id"));
+    }
+
+    const refused = await worker.fetch(
+      new Request(`https://api.countersign.localhost/s3/${key.bucket}/${key.prefix}x`, { headers: { "X-Request-Id": "trace-s3.1" } }),
+      env,
+      createExecutionContext(),
+    );
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("X-Request-Id")).toBe("trace-s3.1");
+    expect(refused.headers.get("x-amz-request-id")).toBe("trace-s3.1");
+    expect(await refused.text()).toContain("<RequestId>trace-s3.1</RequestId>");
   });
 
   it("a drop without billing gets a rejected job and a summary carrying billing_required; over the quota, quota_exceeded", async () => {

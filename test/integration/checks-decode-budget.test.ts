@@ -86,7 +86,7 @@ describe(`the decoded-pixel budget (${DECODE_BUDGET_MEGAPIXELS} MP per request)`
     expect(problem.limit).toBe("decoded_megapixels");
     expect(problem.limit_megapixels).toBe(DECODE_BUDGET_MEGAPIXELS);
     expect(problem.detail).toContain(`at most ${DECODE_BUDGET_MEGAPIXELS} are decoded per request`);
-    expect(problem.errors[0].field).toBe("request.items");
+    expect(problem.errors[0].field).toBe("body.request.items");
   });
 
   it("stops decoding distinct files once the budget is spent", async () => {

@@ -54,23 +54,30 @@ describe("POST /sig/checks refusals", () => {
 
   it("400 for malformed requests, naming the field", async () => {
     const cases: [FormData | object, string][] = [
-      [checkForm({ items: [] }, {}), "request.items"],
-      [checkForm({ items: [{ file: "d" }] }, { d: signaturePng(11, 1) }), "request.items[0]"],
-      [checkForm({ items: [{ file: "missing", subject_reference: "alice" }] }, {}), "request.items"],
-      [checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(11, 1), extra: signaturePng(11, 2) }), "extra"],
-      [checkForm({ items: [{ file: ".d", subject_reference: "alice" }] }, {}), "request.items[0].file"],
-      [checkForm({ job_id: "a/b", items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(11, 1) }), "request.job_id"],
-      [checkForm({ policy: "nope", items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(11, 1) }), "request.policy"],
+      [checkForm({ items: [] }, {}), "body.request.items"],
+      [checkForm({ items: [{ file: "d" }] }, { d: signaturePng(11, 1) }), "body.request.items.0"],
+      [checkForm({ items: [{ file: "missing", subject_reference: "alice" }] }, {}), "body.request.items"],
+      [
+        checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(11, 1), extra: signaturePng(11, 2) }),
+        "body.extra",
+      ],
+      [checkForm({ items: [{ file: ".d", subject_reference: "alice" }] }, {}), "body.request.items.0.file"],
+      [checkForm({ job_id: "a/b", items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(11, 1) }), "body.request.job_id"],
+      [
+        checkForm({ policy: "nope", items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(11, 1) }),
+        "body.request.policy",
+      ],
       [
         checkForm({ items: [{ file: "d", subject_reference: "alice", input_type: "Photo!" }] }, { d: signaturePng(11, 1) }),
-        "request.items[0].input_type",
+        "body.request.items.0.input_type",
       ],
-      [{ items: [{ file: "d", subject_reference: "alice" }] }, "items[0]"],
-      [{ items: [{ file: { url: "https://x.example/a.png" } }] }, "items[0]"],
+      [{ items: [{ file: "d", subject_reference: "alice" }] }, "body.items.0"],
+      [{ items: [{ file: { url: "https://x.example/a.png" } }] }, "body.items.0"],
     ];
     for (const [body, field] of cases) {
       const problem = await expectProblem(await postCheck(org.apiKey, body), 400, "invalid_request");
-      expect(problem.errors?.[0]?.field ?? problem.detail, JSON.stringify(problem)).toContain(field);
+      expect(problem.errors?.[0]?.field, JSON.stringify(problem)).toBe(field);
+      expect(problem.detail, JSON.stringify(problem)).toMatch(new RegExp(`^${field.replaceAll(".", "\\.")}: `));
     }
     const noRequest = new FormData();
     noRequest.append("d", new Blob([signaturePng(11, 1)]), "d.png");
@@ -80,7 +87,7 @@ describe("POST /sig/checks refusals", () => {
     expect((await expectProblem(await postCheck(org.apiKey, badJson), 400)).detail).toContain("request");
     // The Idempotency-Key is the job id unless request.job_id is given: it must then be an identifier.
     const problem = await expectProblem(await postCheck(org.apiKey, one(), { idem: "not:an:id" }), 400);
-    expect(problem.detail).toContain("job_id");
+    expect(problem.errors[0].field).toBe("body.request.job_id");
     expect((await api("/sig/checks", { method: "POST", key: org.apiKey, body: one() })).status).toBe(400);
   });
 
@@ -99,7 +106,7 @@ describe("POST /sig/checks refusals", () => {
       await postCheck(org.apiKey, checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: corrupt })),
       422,
     );
-    expect(problem.detail).toContain("request.items[0].file");
+    expect(problem.detail).toContain("body.request.items.0.file");
     const huge = new Uint8Array(52 * 1024 * 1024);
     await expectProblem(
       await postCheck(org.apiKey, checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: huge })),
@@ -170,7 +177,7 @@ describe("URL inputs", () => {
       400,
       "invalid_request",
     );
-    expect(problem.errors?.[0]?.field).toBe("request.items[0].references[0].url");
+    expect(problem.errors?.[0]?.field).toBe("body.request.items.0.references.0.url");
     expect((await api("/sig/checks/url-mp-2", { key: org.apiKey })).status).toBe(404);
   });
 
@@ -182,7 +189,7 @@ describe("URL inputs", () => {
       }),
       400,
     );
-    expect(problem.detail).toContain("items[0].file.url");
+    expect(problem.errors[0].field).toBe("body.items.0.file.url");
     expect((await api("/sig/checks/url-2", { key: org.apiKey })).status).toBe(404);
   });
 

@@ -98,23 +98,32 @@ describe("GET /sig/checks", () => {
 
   it("refuses a filter of another view, and a cursor it did not issue, with 400 naming them", async () => {
     for (const [q, field] of [
-      ["?view=jobs&decision=FAILED", "decision"],
-      ["?view=items&status=queued", "status"],
-      ["?view=summary&limit=5", "limit"],
-      ["?q=x", "q"],
-      ["?limit=", "limit"],
-      ["?view=items&limit=0x10", "limit"],
+      ["?view=jobs&decision=FAILED", "query.decision"],
+      ["?view=items&status=queued", "query.status"],
+      ["?view=summary&limit=5", "query.limit"],
+      ["?q=x", "query.q"],
+      ["?limit=", "query.limit"],
+      ["?view=items&limit=0x10", "query.limit"],
     ]) {
       const problem = await expectProblem(await api(`/sig/checks${q}`, { key: org.apiKey }), 400);
-      expect(problem.detail).toContain(field);
+      expect(problem.errors[0].field, q).toBe(field);
+      expect(problem.detail, q).toMatch(new RegExp(`^${field.replace(".", "\\.")}: `));
     }
+    // In our words, not zod's ("Too big: expected string to have <=128 characters").
+    const long = await expectProblem(await api(`/sig/checks?view=items&q=${"x".repeat(129)}`, { key: org.apiKey }), 400);
+    expect(long.errors).toEqual([{ field: "query.q", message: "must be at most 128 characters" }]);
+    expect(long.detail).toBe("query.q: must be at most 128 characters");
+    const empty = await expectProblem(await api("/sig/checks?view=items&q=", { key: org.apiKey }), 400);
+    expect(empty.detail).toBe("query.q: must not be empty");
+    const view = await expectProblem(await api("/sig/checks?view=all", { key: org.apiKey }), 400);
+    expect(view.detail).toBe("query.view: must be one of jobs, items, summary");
     const jobs = await get<JobList>("?limit=1");
     await expectProblem(await api(`/sig/checks?view=items&cursor=${jobs.next_cursor}`, { key: org.apiKey }), 400, "invalid_cursor");
     await expectProblem(await api("/sig/checks?view=items&cursor=forged", { key: org.apiKey }), 400, "invalid_cursor");
     // An empty cursor is not the first page: no route issued it.
     for (const q of ["?cursor=", "?view=jobs&cursor=", "?view=items&cursor="]) {
       const problem = await expectProblem(await api(`/sig/checks${q}`, { key: org.apiKey }), 400, "invalid_cursor");
-      expect(problem.errors[0].field, q).toBe("cursor");
+      expect(problem.errors[0].field, q).toBe("query.cursor");
     }
   });
 

@@ -9,6 +9,7 @@ import { signaturePng } from "../helpers/signatures";
 import { blankPage, encodePng } from "../fixtures/generator";
 import { checkForm, enrolWriter, expectProblem, postCheck, waitForJob, type CheckResultBody, type JobBody } from "../helpers/checks";
 import { until } from "../helpers/wait";
+import { otherForm } from "../helpers/forms";
 
 let org: CreatedOrg;
 const WRITER = 11;
@@ -39,6 +40,24 @@ function fourItems(jobId: string) {
     { same: signaturePng(WRITER, 6), other: signaturePng(OTHER, 1), blank: encodePng(blankPage(1240, 1754)) },
   );
 }
+
+describe("signature confidence", () => {
+  it("is rounded to 4 decimals, as the score is, and the same on the inline and the queued path", async () => {
+    const form = otherForm(WRITER);
+    const item = { file: "form", subject_reference: "alice", input_type: "scan" };
+    const inline = await postCheck(org.apiKey, checkForm({ items: [item] }, { form }));
+    expect(inline.status).toBe(200);
+    const inlineSignatures = ((await inline.json()) as CheckResultBody).signatures;
+    expect(inlineSignatures.length).toBeGreaterThan(0);
+
+    expect((await postCheck(org.apiKey, checkForm({ job_id: "confidence-1", items: [item, item] }, { form }))).status).toBe(202);
+    const job = await waitForJob(org.apiKey, "confidence-1");
+    for (const signatures of [inlineSignatures, ...job.results.map((r) => r.signatures)]) {
+      for (const s of signatures) expect(s.confidence, JSON.stringify(s)).toBe(Math.round(s.confidence * 10_000) / 10_000);
+      expect(signatures.map((s) => s.confidence)).toEqual(inlineSignatures.map((s) => s.confidence));
+    }
+  });
+});
 
 describe("queued checks", () => {
   let job: JobBody;

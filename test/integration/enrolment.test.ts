@@ -134,7 +134,7 @@ describe("PUT /sig/subjects/{s}/references (multipart)", () => {
 
   it("refuses a bad source value with 400 naming the field", async () => {
     const res = await put("erin", referencesForm({ e1: signaturePng(5, 0) }, { e1: "notarised" }));
-    expect((await expectProblem(res, 400)).detail).toContain("source.e1");
+    expect((await expectProblem(res, 400)).detail).toContain("body.source.e1");
   });
 
   it("takes a file part named source.<x> as the reference of that ref_id, with or without its own source field", async () => {
@@ -167,7 +167,7 @@ describe("PUT /sig/subjects/{s}/references (multipart)", () => {
     note.append("note", "hello");
     expect((await expectProblem(await put("hank", note), 400)).detail).toContain("note");
     const orphan = referencesForm({ "source.card": signaturePng(7, 0) }, { card: "signature_card" });
-    expect((await expectProblem(await put("hank", orphan), 400)).detail).toContain("source.card");
+    expect((await expectProblem(await put("hank", orphan), 400)).detail).toContain("body.source.card");
     expect((await api("/sig/subjects/hank", { key: org.apiKey })).status).toBe(404);
   });
 
@@ -249,7 +249,7 @@ describe("PUT /sig/subjects/{s}/references (URLs)", () => {
   it("refuses a host that is not allowlisted", async () => {
     const res = await put("judy2", { references: [{ ref_id: "u1", url: "https://evil.example.com/x.png" }] });
     const problem = await expectProblem(res, 400);
-    expect(problem.detail).toContain("references[0].url");
+    expect(problem.detail).toContain("body.references.0.url");
     expect((await api("/sig/subjects/judy2", { key: org.apiKey })).status).toBe(404);
   });
 
@@ -302,7 +302,7 @@ describe("PUT /sig/subjects/{s}/references (URLs)", () => {
 
   it("validates the JSON body, naming the field", async () => {
     const res = await put("judy6", { references: [{ ref_id: "learned-1", url: "https://x.example/a.png" }] });
-    expect((await expectProblem(res, 400)).detail).toContain("references[0].ref_id");
+    expect((await expectProblem(res, 400)).detail).toContain("body.references.0.ref_id");
     const res2 = await put("judy6", { references: [] });
     await expectProblem(res2, 400);
   });
@@ -335,8 +335,9 @@ describe("GET /sig/subjects", () => {
     await expectProblem(await api(`/sig/subjects?limit=2&cursor=${encodeURIComponent(forged)}`, { key: own.apiKey }), 400);
     await expectProblem(await api(`/sig/subjects?cursor=garbage`, { key: own.apiKey }), 400);
     const empty = await expectProblem(await api("/sig/subjects?cursor=", { key: own.apiKey }), 400, "invalid_cursor");
-    expect(empty.detail).toMatch(/^cursor: /);
-    await expectProblem(await api(`/sig/subjects?q=${"x".repeat(129)}`, { key: own.apiKey }), 400);
+    expect(empty.detail).toMatch(/^query\.cursor: /);
+    const long = await expectProblem(await api(`/sig/subjects?q=${"x".repeat(129)}`, { key: own.apiKey }), 400);
+    expect(long.detail).toMatch(/^query\.q: /);
   });
 });
 

@@ -51,7 +51,7 @@ describe("hostile documents on POST /sig/checks", () => {
     for (const [what, bytes, status, reason] of cases) {
       const problem = await expectProblem(await check(bytes), status);
       if (reason) expect(problem.reason, what).toBe(reason);
-      expect(problem.detail, what).toContain("request.items[0].file");
+      expect(problem.detail, what).toContain("body.request.items.0.file");
     }
     const health = await exports.default.fetch("https://api.countersign.localhost/health");
     expect(health.status).toBe(200);

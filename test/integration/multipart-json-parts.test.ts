@@ -115,7 +115,7 @@ describe("multipart JSON part `request` of POST /sig/checks", () => {
       { name: "doc", filename: "doc.png", type: "image/png", body: signaturePng(WRITER, 6) },
     ]);
     const problem = await expectProblem(await post(body, contentType), 400, "invalid_request");
-    expect(problem.errors[0].field).toBe("request");
+    expect(problem.errors[0].field).toBe("body.request");
     expect(problem.errors[0].message).toBe("is not valid JSON");
   });
 
@@ -125,6 +125,6 @@ describe("multipart JSON part `request` of POST /sig/checks", () => {
       { name: "doc", filename: "doc.png", type: "image/png", body: signaturePng(WRITER, 6) },
     ]);
     const problem = await expectProblem(await post(body, contentType), 400, "invalid_request");
-    expect(problem.errors[0].field).toBe("request.items");
+    expect(problem.errors[0].field).toBe("body.request.items");
   });
 });

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_POLICY_SPEC } from "../../src/domain/policy";
-import { api, createOrg, type CreatedOrg } from "../helpers/tenant";
+import { BASE, api, createOrg, type CreatedOrg } from "../helpers/tenant";
 
 type PolicyBody = { name: string; version: number; spec: typeof DEFAULT_POLICY_SPEC; created_at: string; builtin: boolean };
 type Problem = { code: string; status: number; detail: string; errors?: { field: string; message: string }[] };
@@ -42,7 +42,7 @@ describe("policies", () => {
     expect(first.status).toBe(201);
     const v1 = (await first.json()) as PolicyBody;
     expect(v1).toMatchObject({ name: "strict", version: 1, spec: SPEC, builtin: false });
-    expect(first.headers.get("Location")).toBe("/sig/policies/strict?version=1");
+    expect(first.headers.get("Location")).toBe(`${BASE}/sig/policies/strict?version=1`);
 
     // Same meaning, different member order and number formatting.
     const reordered =

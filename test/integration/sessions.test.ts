@@ -71,7 +71,13 @@ describe("POST /sig/sessions", () => {
     );
     const tooLong = await api("/sig/sessions", { method: "POST", key: org.apiKey, json: { subject_reference: "alice", expires_in: 7200 } });
     expect(tooLong.status).toBe(400);
-    expect(((await tooLong.json()) as { errors: { field: string }[] }).errors[0].field).toBe("body.expires_in");
+    // In our words, not zod's ("Too big: expected number to be <=3600").
+    expect(((await tooLong.json()) as { errors: { field: string; message: string }[] }).errors[0]).toEqual({
+      field: "body.expires_in",
+      message: "must be at most 3600",
+    });
+    const extra = await api("/sig/sessions", { method: "POST", key: org.apiKey, json: { subject_reference: "alice", colour: "red" } });
+    expect(((await extra.json()) as { detail: string }).detail).toBe("body: holds a member it does not take: colour");
     const badPolicy = await api("/sig/sessions", {
       method: "POST",
       key: org.apiKey,
@@ -153,7 +159,7 @@ describe("a session's streamed check", () => {
     await expectRefusal(await sessionCheck(s.token, oneItem(), "application/json"), 403, "permission_denied", /streamed/);
     const withJobId = await sessionCheck(s.token, oneItem({}, { job_id: "mine" }));
     expect(withJobId.status).toBe(400);
-    expect(((await withJobId.json()) as { errors: { field: string }[] }).errors[0].field).toBe("request.job_id");
+    expect(((await withJobId.json()) as { errors: { field: string }[] }).errors[0].field).toBe("body.request.job_id");
     // None of the refusals used up the session's one check.
     expect((await sessionCheck(s.token, oneItem())).status).toBe(200);
   });

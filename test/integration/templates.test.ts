@@ -8,7 +8,7 @@ import { getLatestPolicy } from "../../src/storage/policies";
 import { DEFAULT_POLICY_NAME } from "../../src/domain/policy";
 import { liveCheckEngine } from "../../src/services/check-engine-live";
 import { createJob, type PreparedItem } from "../../src/services/checks";
-import { api, createOrg, operator, type CreatedOrg } from "../helpers/tenant";
+import { BASE, api, createOrg, operator, type CreatedOrg } from "../helpers/tenant";
 import { checkForm, enrolWriter, expectProblem, postCheck, waitForJob } from "../helpers/checks";
 import { BOX_SPEC, blankFormPng, otherForm, photographedForm, postTemplate, templateBody } from "../helpers/forms";
 import { boxIoU, encodeJpeg, blankPage, toPdf } from "../fixtures/generator";
@@ -40,7 +40,8 @@ describe("template routes", () => {
     );
     const text = await res.text();
     expect(res.status, text).toBe(201);
-    expect(res.headers.get("Location")).toBe("/sig/templates/loan-v3");
+    // Absolute, as the check route's Location is.
+    expect(res.headers.get("Location")).toBe(`${BASE}/sig/templates/loan-v3`);
     const t = JSON.parse(text) as TemplateBody;
     expect(t).toMatchObject({
       template_id: "loan-v3",
@@ -117,12 +118,12 @@ describe("template routes", () => {
 
   it("400 names what is wrong in the template part", async () => {
     const cases: [unknown, string][] = [
-      [{ template_id: "x", boxes: [] }, "template.boxes"],
-      [{ template_id: "../x", boxes: BOX_SPEC }, "template.template_id"],
-      [{ template_id: "x", boxes: [BOX_SPEC[0], { ...BOX_SPEC[1], name: "borrower" }] }, "template.boxes[1].name"],
-      [{ template_id: "x", boxes: [{ name: "a", page: 1, x: 5000, y: 10, w: 100, h: 100 }] }, "template.boxes[0]"],
-      [{ template_id: "x", boxes: [{ name: "a", page: 2, x: 10, y: 10, w: 100, h: 100 }] }, "template.boxes[0].page"],
-      [{ template_id: "x", boxes: BOX_SPEC, colour: "red" }, "template"],
+      [{ template_id: "x", boxes: [] }, "body.template.boxes"],
+      [{ template_id: "../x", boxes: BOX_SPEC }, "body.template.template_id"],
+      [{ template_id: "x", boxes: [BOX_SPEC[0], { ...BOX_SPEC[1], name: "borrower" }] }, "body.template.boxes.1.name"],
+      [{ template_id: "x", boxes: [{ name: "a", page: 1, x: 5000, y: 10, w: 100, h: 100 }] }, "body.template.boxes.0"],
+      [{ template_id: "x", boxes: [{ name: "a", page: 2, x: 10, y: 10, w: 100, h: 100 }] }, "body.template.boxes.0.page"],
+      [{ template_id: "x", boxes: BOX_SPEC, colour: "red" }, "body.template"],
     ];
     for (const [template, field] of cases) {
       const body = await expectProblem(await postTemplate(org.apiKey, templateBody(template, blank)), 400);
@@ -130,11 +131,11 @@ describe("template routes", () => {
     }
     const noBlank = new FormData();
     noBlank.append("template", JSON.stringify({ template_id: "x", boxes: BOX_SPEC }));
-    expect((await expectProblem(await postTemplate(org.apiKey, noBlank), 400)).errors[0].field).toBe("blank");
+    expect((await expectProblem(await postTemplate(org.apiKey, noBlank), 400)).errors[0].field).toBe("body.blank");
     const badJson = new FormData();
     badJson.append("template", "{not json");
     badJson.append("blank", new Blob([blank]), "b.png");
-    expect((await expectProblem(await postTemplate(org.apiKey, badJson), 400)).errors[0].field).toBe("template");
+    expect((await expectProblem(await postTemplate(org.apiKey, badJson), 400)).errors[0].field).toBe("body.template");
   });
 
   it("415 for a blank that is not PNG or PDF, and for a body that is not multipart", async () => {
@@ -244,7 +245,7 @@ describe("checks with a template", () => {
       ),
       400,
     );
-    expect(body.errors[0].field).toBe("request.items[0].template_id");
+    expect(body.errors[0].field).toBe("body.request.items.0.template_id");
     await expectProblem(
       await postCheck(
         other.apiKey,

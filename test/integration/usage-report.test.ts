@@ -67,7 +67,7 @@ describe("GET /sig/usage", () => {
     expect(past.daily).toHaveLength(28);
     for (const p of ["2026-13", "202611", "last", "2026-1", "9999-12"]) {
       const problem = await expectProblem(await api(`/sig/usage?period=${p}`, { key: org.apiKey }), 400, "invalid_request");
-      expect(problem.detail).toContain("period");
+      expect(problem.errors[0].field).toBe("query.period");
     }
   });
 

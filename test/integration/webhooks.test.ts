@@ -132,7 +132,7 @@ describe("verification webhook endpoints", () => {
     for (const path of [SIG, `${SIG}/${ids[0]}/deliveries`, `${SIG}/${ids[0]}/attempts`, ARCHIVE]) {
       const empty = await api(`${path}?cursor=`, { key: org.apiKey });
       expect(empty.status, path).toBe(400);
-      expect(((await empty.json()) as { code: string; errors: { field: string }[] }).errors[0].field).toBe("cursor");
+      expect(((await empty.json()) as { code: string; errors: { field: string }[] }).errors[0].field).toBe("query.cursor");
     }
     const denied = await api(SIG, {
       method: "POST",

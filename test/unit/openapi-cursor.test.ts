@@ -29,7 +29,7 @@ describe("cursors", () => {
     const err = await problemOf(decodeCursor(secret, "GET /sig/subjects", cursor));
     expect(err.code).toBe("invalid_cursor");
     expect(err.status).toBe(400);
-    expect(err.extensions.errors?.[0].field).toBe("cursor");
+    expect(err.extensions.errors?.[0].field).toBe("query.cursor");
   });
 
   it("refuses an altered, forged or garbled cursor", async () => {

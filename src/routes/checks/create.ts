@@ -4,6 +4,7 @@ import { streamSSE } from "hono/streaming";
 import type { App } from "../../app";
 import type { AppEnv } from "../../http/context";
 import { defineRoute, problems } from "../../http/route";
+import { absoluteUrl } from "../../http/location";
 import { ProblemError, invalidField, problemDocument } from "../../http/problem";
 import { jsonPart } from "../../http/multipart";
 import { DECODE_BUDGET_MEGAPIXELS } from "../../domain/decode-budget";
@@ -22,7 +23,7 @@ import { services } from "../../http/services";
 import { sessionsRepo, type SessionRow } from "../../storage/sessions";
 import { sessionJobId } from "../../domain/session";
 import { templatesRepo } from "../../storage/templates";
-import { parseCheckBody, prepareItems } from "./inputs";
+import { parseCheckBody, prepareItems, requestField } from "./inputs";
 import { CheckAccepted, CheckRequestDoc, CheckResultSchema } from "./schemas";
 import { CHECK_STREAM_MEDIA, CheckStreamEvent } from "./stream-schemas";
 import { logError } from "../../util/log";
@@ -88,7 +89,7 @@ const createCheck = defineRoute(
 );
 
 function statusUrl(c: Context<AppEnv>, jobId: string): string {
-  return `${new URL(c.req.url).origin}/sig/checks/${jobId}`;
+  return absoluteUrl(c, `/sig/checks/${jobId}`);
 }
 
 /**
@@ -115,12 +116,12 @@ function assertSessionRules(c: Context<AppEnv>, wantsStream: boolean, body: Awai
   const caller = c.get("caller");
   if (caller.kind !== "session") return;
   const deny = (what: string) => new ProblemError("permission_denied", `A session token may not send ${what}.`);
-  if (body.request.job_id !== undefined) throw invalidField("request.job_id", "may not be sent with a session token");
+  if (body.request.job_id !== undefined) throw invalidField(requestField(body.multipart, "job_id"), "may not be sent with a session token");
   if (!wantsStream) throw deny("a check that is not streamed (send Accept: text/event-stream)");
   if (body.request.policy !== undefined) throw deny("policy");
   // A multipart body may name {url} inputs too: a session sends its one document as a file part.
   if (body.items.some((it) => [it.file, ...it.references].some((s) => "url" in s))) throw deny("URL inputs");
-  if (body.items.length !== 1) throw invalidField("request.items", "a session token checks exactly one item");
+  if (body.items.length !== 1) throw invalidField(requestField(body.multipart, "items"), "a session token checks exactly one item");
   const item = body.items[0];
   if (item.references.length > 0) throw deny("references");
   if (item.target) throw deny("target");
@@ -161,25 +162,28 @@ export function registerCreateCheck(app: App): void {
     for (const [i, id] of [...new Set(body.items.map((it) => it.templateId))].entries()) {
       if (id && !(await templatesRepo(tenant.store.db).get(tenant.org.id, id))) {
         const at = body.items.findIndex((it) => it.templateId === id);
-        throw invalidField(`${body.multipart ? "request." : ""}items[${at < 0 ? i : at}].template_id`, `no template ${id} exists`);
+        throw invalidField(requestField(body.multipart, "items", at < 0 ? i : at, "template_id"), `no template ${id} exists`);
       }
     }
     if (wantsStream && body.items.length !== 1)
-      throw invalidField(body.multipart ? "request.items" : "items", "a streamed check holds exactly one item");
+      throw invalidField(requestField(body.multipart, "items"), "a streamed check holds exactly one item");
 
     const key = idempotencyOf(c)?.key ?? null;
     // A session's one check has the job id announced when the session was minted.
     let jobId = session ? sessionJobId(session.sessionId) : (body.request.job_id ?? (key === null ? null : jobIdFromKey(key)));
     if (jobId === null) {
       if (caller.kind !== "session") {
-        throw invalidField("job_id", `the ${IDEMPOTENCY_HEADER} is not a valid job id (1 to 128 of [A-Za-z0-9._-]); send request.job_id`);
+        throw invalidField(
+          requestField(body.multipart, "job_id"),
+          `is needed: the ${IDEMPOTENCY_HEADER} is not a valid job id (1 to 128 of [A-Za-z0-9._-]), so it cannot name the job`,
+        );
       }
       jobId = newId("chk");
     }
 
     const policyName = body.request.policy ?? DEFAULT_POLICY_NAME;
     const policy = await getLatestPolicy(tenant.store.db, { id: tenant.org.id, createdAt: tenant.org.createdAt }, policyName);
-    if (!policy) throw invalidField(body.multipart ? "request.policy" : "policy", `no policy ${policyName} exists`);
+    if (!policy) throw invalidField(requestField(body.multipart, "policy"), `no policy ${policyName} exists`);
     await assertQuota(c.env, tenant, body.items.length);
 
     const prepared = await prepareItems(engine, body);

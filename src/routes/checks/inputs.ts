@@ -7,7 +7,7 @@
 import type { Context } from "hono";
 import type { z } from "zod";
 import type { AppEnv } from "../../http/context";
-import { ProblemError, invalidField } from "../../http/problem";
+import { ProblemError, fieldName, invalidField } from "../../http/problem";
 import { mediaType, readJsonPart, readMultipart, unsupportedMediaType } from "../../http/multipart";
 import { fetchDocument, newFetchBudget } from "../../fetch/url-fetch";
 import { urlPolicyOf } from "../../services/url-policy";
@@ -36,10 +36,17 @@ export interface ParsedRequest {
   multipart: boolean;
 }
 
-function zodProblem(prefix: string, error: z.ZodError): ProblemError {
+/**
+ * Where the CheckRequest sits in the body, as problems name its members: the JSON body itself, or the
+ * multipart body's `request` part.
+ */
+export function requestField(multipart: boolean, ...path: readonly PropertyKey[]): string {
+  return multipart ? fieldName("body", "request", ...path) : fieldName("body", ...path);
+}
+
+function zodProblem(multipart: boolean, error: z.ZodError): ProblemError {
   const issue = error.issues[0];
-  const field = [prefix, ...issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`))].join("").replace(/^\./, "");
-  return invalidField(field.replace(/\.\[/g, "["), issue.message);
+  return invalidField(requestField(multipart, ...issue.path), issue.message);
 }
 
 /** Parses the body of POST /sig/checks. */
@@ -48,20 +55,20 @@ export async function parseCheckBody(c: Context<AppEnv>, validJson: () => unknow
   if (type === "multipart/form-data") {
     const form = await readMultipart(c);
     const json = await readJsonPart(form, "request");
-    if (json === null) throw invalidField("request", "the multipart body needs a JSON part named request (CheckRequest)");
+    if (json === null) throw invalidField(requestField(true), "the multipart body needs a JSON part named request (CheckRequest)");
     const parsed = CheckRequestSchema.safeParse(json);
-    if (!parsed.success) throw zodProblem("request", parsed.error);
+    if (!parsed.success) throw zodProblem(true, parsed.error);
     const normal = normaliseRequest(parsed.data, true);
-    if ("problem" in normal) throw invalidField(`request.${normal.problem.field}`, normal.problem.message);
+    if ("problem" in normal) throw invalidField(requestField(true, ...normal.problem.path), normal.problem.message);
     const used = new Set(partNames(normal.items));
     for (const [name, value] of form.entries()) {
       if (name === "request") continue;
-      if (typeof value === "string") throw invalidField(name, "must be a file part");
-      if (!used.has(name)) throw invalidField(name, "is a file part that no item names");
+      if (typeof value === "string") throw invalidField(fieldName("body", name), "must be a file part");
+      if (!used.has(name)) throw invalidField(fieldName("body", name), "is a file part that no item names");
     }
     for (const name of used) {
       if (!((form.get(name) as unknown) instanceof File))
-        throw invalidField(`request.items`, `name the file part ${JSON.stringify(name)}, which the body does not hold`);
+        throw invalidField(requestField(true, "items"), `name the file part ${JSON.stringify(name)}, which the body does not hold`);
     }
     // One promise per part, taken before the first await: items load concurrently, and a part named by
     // many items and references must still be read (and later decoded) once, not once per name.
@@ -77,7 +84,7 @@ export async function parseCheckBody(c: Context<AppEnv>, validJson: () => unknow
         if (!got) {
           const file = form.get(src.part) as unknown as File;
           if (file.size > MAX_DOCUMENT_BYTES)
-            throw new ProblemError("too_large", `${src.part}: the document exceeds ${MAX_DOCUMENT_BYTES} bytes.`);
+            throw new ProblemError("too_large", `${fieldName("body", src.part)}: the document exceeds ${MAX_DOCUMENT_BYTES} bytes.`);
           got = file.arrayBuffer().then((buf) => ({
             bytes: new Uint8Array(buf),
             contentType: file.type || null,
@@ -91,9 +98,9 @@ export async function parseCheckBody(c: Context<AppEnv>, validJson: () => unknow
   }
   if (type === "application/json") {
     const parsed = CheckRequestSchema.safeParse(validJson());
-    if (!parsed.success) throw zodProblem("body", parsed.error);
+    if (!parsed.success) throw zodProblem(false, parsed.error);
     const normal = normaliseRequest(parsed.data, false);
-    if ("problem" in normal) throw invalidField(normal.problem.field, normal.problem.message);
+    if ("problem" in normal) throw invalidField(requestField(false, ...normal.problem.path), normal.problem.message);
     const fetchUrl = urlLoader(c);
     return {
       request: parsed.data,
@@ -143,10 +150,10 @@ export async function prepareItems(
   parsed: ParsedRequest,
   budget = new DecodeBudget(),
 ): Promise<PreparedItem[]> {
-  // The member that named the input: `.url` for a URL input, and under `request.` in a multipart body.
-  const named = (src: InputSource, at: string) => `${parsed.multipart ? "request." : ""}${at}${"url" in src ? ".url" : ""}`;
-  const fileField = (i: number) => named(parsed.items[i].file, `items[${i}].file`);
-  const refField = (i: number, n: number) => named(parsed.items[i].references[n], `items[${i}].references[${n}]`);
+  // The member that named the input: `.url` for a URL input, and under `request` in a multipart body.
+  const named = (src: InputSource, ...at: (string | number)[]) => requestField(parsed.multipart, ...at, ...("url" in src ? ["url"] : []));
+  const fileField = (i: number) => named(parsed.items[i].file, "items", i, "file");
+  const refField = (i: number, n: number) => named(parsed.items[i].references[n], "items", i, "references", n);
   const loads = parsed.items.map((it, i) => ({
     input: parsed.load(it.file, fileField(i)),
     refs: it.references.map((r, n) => parsed.load(r, refField(i, n))),
@@ -156,7 +163,7 @@ export async function prepareItems(
   const inspected = new Map<PreparedInput, Inspection>();
   const charge = (pixels: number) => {
     const over = budget.charge(pixels);
-    if (over) throw decodeBudgetProblem(over, parsed.multipart ? "request.items" : "items");
+    if (over) throw decodeBudgetProblem(over, requestField(parsed.multipart, "items"));
   };
   // Each distinct document is decoded here once (charged once); each use of it by an item is charged
   // as the decode its check will make.

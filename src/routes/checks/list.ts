@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { App } from "../../app";
 import { defineRoute, problems } from "../../http/route";
-import { invalidField } from "../../http/problem";
+import { fieldName, invalidField } from "../../http/problem";
 import { decodeCursor, encodeCursor } from "../../http/cursor";
 import { configOf } from "../../config";
 import { Identifier, queryInteger } from "../../http/schemas";
@@ -109,7 +109,7 @@ export function registerListChecks(app: App): void {
     const query = c.req.valid("query");
     const given = new URL(c.req.url).searchParams;
     for (const name of FOREIGN[query.view]) {
-      if (given.has(name)) throw invalidField(name, `does not apply to view=${query.view}`);
+      if (given.has(name)) throw invalidField(fieldName("query", name), `does not apply to view=${query.view}`);
     }
     const tenant = c.get("tenant");
     const db = tenant.store.db;

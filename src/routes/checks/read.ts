@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { App } from "../../app";
 import type { AppEnv } from "../../http/context";
 import { defineRoute, problems } from "../../http/route";
-import { ProblemError, notFound } from "../../http/problem";
+import { ProblemError, fieldName, notFound } from "../../http/problem";
 import { jobObject } from "../../../durable-objects/job-client";
 import { isFinished } from "../../domain/job";
 import { checksRepo, type DecisionFilter } from "../../storage/checks";
@@ -59,8 +59,9 @@ const itemImage = defineRoute(
 function cursorOf(raw: string | undefined, itemCount: number): number | null {
   if (raw === undefined) return null;
   if (!/^(0|[1-9]\d{0,8})$/.test(raw) || Number(raw) >= itemCount) {
-    throw new ProblemError("invalid_cursor", "cursor: is not a next_cursor of this job (the last item_index returned)", {
-      extensions: { errors: [{ field: "cursor", message: "must be a next_cursor this route returned" }] },
+    const field = fieldName("query", "cursor");
+    throw new ProblemError("invalid_cursor", `${field}: is not a next_cursor of this job (the last item_index returned)`, {
+      extensions: { errors: [{ field, message: "must be a next_cursor this route returned" }] },
     });
   }
   return Number(raw);

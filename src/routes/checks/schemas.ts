@@ -37,7 +37,11 @@ export const CheckResultSchema = z
         index: z.number().int().min(0),
         page: z.number().int().min(1).openapi({ description: "1-based page" }),
         box: Box.openapi({ description: "In page pixels" }),
-        confidence: z.number(),
+        confidence: z
+          .number()
+          .min(0)
+          .max(1)
+          .openapi({ description: "How sure the locator is that the box holds a signature, to 4 decimals" }),
         score: z.number().nullable().openapi({ description: "This signature's score; null when it was not compared" }),
         box_name: z.string().nullable().optional().openapi({
           description:

@@ -72,7 +72,11 @@ export const CheckStreamLocated = z
             .openapi({ description: "The signature's index, as in the decision's `signatures` and the crop route's `signature`" }),
           page: z.number().int().min(1).openapi({ description: "1-based page" }),
           box: Box.openapi({ description: "In page pixels, origin top-left" }),
-          confidence: z.number().min(0).max(1).openapi({ description: "How sure the locator is that the box holds a signature" }),
+          confidence: z
+            .number()
+            .min(0)
+            .max(1)
+            .openapi({ description: "How sure the locator is that the box holds a signature, to 4 decimals" }),
         }),
       )
       .openapi({ description: "Every signature found on the pages searched; empty when none was (the decision is then NO_SIGNATURE)" }),

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { App } from "../../app";
 import type { AppEnv } from "../../http/context";
 import { defineRoute, problems } from "../../http/route";
-import { ProblemError, invalidField, notFound } from "../../http/problem";
+import { ProblemError, fieldName, invalidField, notFound } from "../../http/problem";
 import { mediaType, readMultipart, unsupportedMediaType } from "../../http/multipart";
 import {
   DEFAULT_REFERENCE_SOURCE,
@@ -137,7 +137,7 @@ function sourceField(form: FormData, refId: string): ReferenceSource {
   const raw = form.getAll(`source.${refId}`).find((v) => typeof v === "string");
   if (raw === undefined) return DEFAULT_REFERENCE_SOURCE;
   if (!isReferenceSource(raw)) {
-    throw invalidField(`source.${refId}`, "must be signature_card, confirmed_past or unverified");
+    throw invalidField(fieldName("body", `source.${refId}`), "must be signature_card, confirmed_past or unverified");
   }
   return raw;
 }
@@ -154,11 +154,11 @@ async function uploadsFromMultipart(c: Context<AppEnv>): Promise<Upload[]> {
     // be the source field of the reference it names.
     if (typeof value === "string") {
       if (name.startsWith("source.")) continue;
-      throw invalidField(name, "must be a file part named by its ref_id (or a source.<ref_id> text field)");
+      throw invalidField(fieldName("body", name), "must be a file part named by its ref_id (or a source.<ref_id> text field)");
     }
     const problem = refIdProblem(name);
-    if (problem) throw invalidField(name, `ref_id ${problem}`);
-    if (seen.has(name)) throw invalidField(name, "appears more than once");
+    if (problem) throw invalidField(fieldName("body", name), `ref_id ${problem}`);
+    if (seen.has(name)) throw invalidField(fieldName("body", name), "appears more than once");
     seen.add(name);
     if (seen.size > MAX_REFERENCE_FILES) {
       throw new ProblemError("too_large", `At most ${MAX_REFERENCE_FILES} reference files per request.`);
@@ -177,7 +177,7 @@ async function uploadsFromMultipart(c: Context<AppEnv>): Promise<Upload[]> {
   }
   for (const [name, value] of form.entries()) {
     if (typeof value === "string" && name.startsWith("source.") && !seen.has(name.slice("source.".length))) {
-      throw invalidField(name, "names no file part of this request");
+      throw invalidField(fieldName("body", name), "names no file part of this request");
     }
   }
   if (uploads.length === 0) throw invalidField("body", "holds no reference file");
@@ -190,8 +190,8 @@ async function uploadsFromUrls(c: Context<AppEnv>, body: z.infer<typeof Referenc
   const seen = new Set<string>();
   body.references.forEach((r, i) => {
     const problem = refIdProblem(r.ref_id);
-    if (problem) throw invalidField(`references[${i}].ref_id`, problem);
-    if (seen.has(r.ref_id)) throw invalidField(`references[${i}].ref_id`, "appears more than once");
+    if (problem) throw invalidField(fieldName("body", "references", i, "ref_id"), problem);
+    if (seen.has(r.ref_id)) throw invalidField(fieldName("body", "references", i, "ref_id"), "appears more than once");
     seen.add(r.ref_id);
   });
   return services(c).references.fetchUploads(body.references);

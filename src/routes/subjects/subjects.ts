@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { App } from "../../app";
 import { defineRoute, problems } from "../../http/route";
-import { ProblemError, notFound } from "../../http/problem";
+import { ProblemError, fieldName, notFound } from "../../http/problem";
 import { decodeCursor, encodeCursor } from "../../http/cursor";
 import { configOf } from "../../config";
 import { deleteSubject } from "../../services/enrolment";
@@ -120,8 +120,9 @@ export function registerSubjectRoutes(app: App): void {
         : null;
     if (after && after.q !== (q ?? "")) {
       // A cursor belongs to one query; reusing it with another q would skip or repeat entries.
-      throw new ProblemError("invalid_cursor", "cursor: it was issued for another q.", {
-        extensions: { errors: [{ field: "cursor", message: "was issued for another q" }] },
+      const field = fieldName("query", "cursor");
+      throw new ProblemError("invalid_cursor", `${field}: it was issued for another q.`, {
+        extensions: { errors: [{ field, message: "was issued for another q" }] },
       });
     }
     const rows = await subjectsRepo(tenant.store.db).list(tenant.org.id, {
