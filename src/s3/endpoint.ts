@@ -11,6 +11,7 @@ import { logError } from "../util/log";
 import { configOf } from "../config";
 import type { Env } from "../env";
 import { requestIdFor } from "../http/request-id";
+import { LATEST_VERSION, VERSION_HEADER } from "../http/versioning";
 import { dropPrefix } from "../storage/drops";
 import { regionStore } from "../storage/regions";
 import { bucketKeysRepo } from "../storage/bucket-keys";
@@ -94,10 +95,21 @@ function assertReach(env: Env, caller: S3Caller, bucket: string, key: string | n
 }
 
 export async function handleS3(req: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
-  const url = new URL(req.url);
   // One id under both names: S3 clients read x-amz-request-id, and X-Request-Id is on every response of
   // the service (spec 4.1), the caller's own when it sends a well-formed one.
   const requestId = requestIdFor(req.headers.get("X-Request-Id"));
+  const res = await answer(req, env, ctx, requestId);
+  res.headers.set("x-amz-request-id", requestId);
+  res.headers.set("X-Request-Id", requestId);
+  // So are the version headers (spec 4.1, part 9). The endpoint speaks S3 the same under every version of
+  // the interface, so the version used is the latest, as on the unauthenticated routes.
+  res.headers.set(VERSION_HEADER, LATEST_VERSION);
+  res.headers.set("Service-Latest-Version", LATEST_VERSION);
+  return res;
+}
+
+async function answer(req: Request, env: Env, ctx: ExecutionContext, requestId: string): Promise<Response> {
+  const url = new URL(req.url);
   const head = req.method === "HEAD";
   let resource = s3Path(url);
   try {
@@ -112,10 +124,7 @@ export async function handleS3(req: Request, env: Env, ctx: ExecutionContext): P
     );
     const t = targetOf(url);
     resource = `/${t.bucket}${t.key ? `/${t.key}` : ""}`;
-    const res = await route(env, req, caller, t);
-    res.headers.set("x-amz-request-id", requestId);
-    res.headers.set("X-Request-Id", requestId);
-    return res;
+    return await route(env, req, caller, t);
   } catch (err) {
     if (err instanceof S3Error) return errorResponse(err, resource, requestId, head);
     logError("s3 endpoint failed", err, { request_id: requestId });

@@ -1,3 +1,4 @@
+import { LATEST_VERSION } from "../../src/http/versioning";
 import { env, exports } from "cloudflare:workers";
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -481,7 +482,7 @@ describe("bucket drops through the S3 endpoint", () => {
     expect(await res.text()).toMatch(/<Code>AccessDenied<\/Code>/);
   });
 
-  it("carries X-Request-Id on every S3 response, the same id as x-amz-request-id and the XML error's, the caller's own when sent", async () => {
+  it("carries X-Request-Id on every S3 response, the same id as x-amz-request-id and the XML error's, the caller's own when sent, and the version headers", async () => {
     const seen: Response[] = [];
     const client = s3Client(key.access_key_id, key.secret_access_key, S3_ENDPOINT, async (url, init) => {
       const res = await exports.default.fetch(url, init);
@@ -497,6 +498,8 @@ describe("bucket drops through the S3 endpoint", () => {
       expect(res.status).toBe(200);
       expect(res.headers.get("X-Request-Id")).toMatch(/^req_[0-9A-Z]{26}$/);
       expect(res.headers.get("X-Request-Id")).toBe(res.headers.get("x-amz-request-id"));
+      expect(res.headers.get("Service-Version")).toBe(LATEST_VERSION);
+      expect(res.headers.get("Service-Latest-Version")).toBe(LATEST_VERSION);
     }
 
     const refused = await worker.fetch(
@@ -508,6 +511,8 @@ describe("bucket drops through the S3 endpoint", () => {
     expect(refused.headers.get("X-Request-Id")).toBe("trace-s3.1");
     expect(refused.headers.get("x-amz-request-id")).toBe("trace-s3.1");
     expect(await refused.text()).toContain("<RequestId>trace-s3.1</RequestId>");
+    expect(refused.headers.get("Service-Version")).toBe(LATEST_VERSION);
+    expect(refused.headers.get("Service-Latest-Version")).toBe(LATEST_VERSION);
   });
 
   it("a drop without billing gets a rejected job and a summary carrying billing_required; over the quota, quota_exceeded", async () => {
