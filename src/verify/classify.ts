@@ -197,6 +197,7 @@ function markStamps(
     maxR = Math.min(40 * unit, 0.12 * long);
   const eligible = (i: number) => kinds[i] === Kind.Neutral || kinds[i] === Kind.Small || kinds[i] === Kind.Line;
   const textIds = new Set(comps.filter((_, i) => kinds[i] === Kind.Text).map((c) => c.id));
+  const areaOf = new Map(comps.map((c) => [c.id, c.area]));
   const h = labels.length / w;
   const rings: Array<{ cx: number; cy: number; r: number }> = [...knownRings];
   comps.forEach((c, i) => {
@@ -213,8 +214,10 @@ function markStamps(
     for (const rel of [0.25, 0.12, 0.07]) {
       const band = Math.max(2.5, rel * circle.r);
       const xs: number[] = [],
-        ys: number[] = [];
-      const hits = new Uint16Array(36);
+        ys: number[] = [],
+        ids: number[] = [],
+        sectors: number[] = [];
+      const inBand = new Map<number, number>();
       const x0 = Math.max(0, Math.floor(circle.cx - circle.r - band)),
         x1 = Math.min(w - 1, Math.ceil(circle.cx + circle.r + band));
       const y0 = Math.max(0, Math.floor(circle.cy - circle.r - band)),
@@ -230,9 +233,16 @@ function markStamps(
           ys.push(y + 0.5);
           let a = Math.atan2(dy, dx);
           if (a < 0) a += 2 * Math.PI;
-          hits[Math.min(35, Math.floor((a / (2 * Math.PI)) * 36))]++;
+          ids.push(id);
+          sectors.push(Math.min(35, Math.floor((a / (2 * Math.PI)) * 36)));
+          inBand.set(id, (inBand.get(id) ?? 0) + 1);
         }
       }
+      // Only ink that follows the circle covers it: a ring's arcs lie in the band for most of their
+      // length, while the strokes of handwriting that a circle happens to pass through only cross it
+      // (a dense signature crosses most of a circle's sectors that way).
+      const hits = new Uint16Array(36);
+      for (let k = 0; k < ids.length; k++) if ((inBand.get(ids[k]) ?? 0) >= 0.5 * (areaOf.get(ids[k]) ?? Infinity)) hits[sectors[k]]++;
       covered = hits.reduce((n, v) => n + (v >= 2 ? 1 : 0), 0) / 36;
       const next = circleThrough(xs, ys);
       if (!next || Math.abs(next.r - circle.r) > 0.3 * circle.r) break;
@@ -330,9 +340,15 @@ function growClusters(comps: Component[], kinds: Kind[]): Component[][] {
 /**
  * A signature written small (humps the size of print) can read as a row of text. A "row" that runs
  * straight out of a signature, within its height band, is taken back into it; print beside a
- * signature keeps its distance.
+ * signature keeps its distance. So is a row that continues the signature's strokes across a removed
+ * ruling line: a pen stroke struck through the name, long and straight enough to go as a rule, cuts its
+ * letters in two, and the halves on one side line up like print. Their ends meet the other halves' ends
+ * across the line's thickness, which print under or over a signature does not do. Candidates that then
+ * overlap are one signature.
  */
 function absorbRows(clusters: Component[][], rows: Component[][]): void {
+  // The halves a struck-through line leaves may have seeded separate candidates: count meetings over all.
+  const allParts = clusters.flat();
   for (const cl of clusters) {
     for (let changed = true; changed; ) {
       changed = false;
@@ -343,7 +359,7 @@ function absorbRows(clusters: Component[][], rows: Component[][]): void {
         const rb = unionBox(row);
         const gap = Math.max(rb.x - (b.x + b.w), b.x - (rb.x + rb.w));
         const inBand = rb.y >= b.y - 0.1 * b.h && rb.y + rb.h <= b.y + b.h + 0.1 * b.h;
-        if (gap <= 0.8 * b.h && inBand) {
+        if ((gap <= 0.8 * b.h && inBand) || (meetsAcrossRule(row, cl) > 0 && continuesAcrossRule(row, allParts))) {
           cl.push(...row);
           rows[r] = [];
           changed = true;
@@ -351,6 +367,39 @@ function absorbRows(clusters: Component[][], rows: Component[][]): void {
       }
     }
   }
+  for (let a = 0; a < clusters.length; a++) {
+    for (let b = a + 1; b < clusters.length; b++) {
+      if (!overlaps(unionBox(clusters[a]), unionBox(clusters[b]))) continue;
+      clusters[a].push(...clusters[b]);
+      clusters.splice(b, 1);
+      b = a;
+    }
+  }
+}
+
+/** How many of the row's pieces end where a piece of `parts` begins, across a rule's width. */
+function meetsAcrossRule(row: Component[], parts: Component[]): number {
+  let meeting = 0;
+  for (const c of row) {
+    const meets = parts.some(
+      (p) => c.x < p.x + p.w && p.x < c.x + c.w && (Math.abs(c.y - (p.y + p.h)) <= RULE_GAP || Math.abs(p.y - (c.y + c.h)) <= RULE_GAP),
+    );
+    if (meets) meeting++;
+  }
+  return meeting;
+}
+
+/**
+ * A third of the row's pieces (and two) continue strokes of `parts`: not all do, since a cut letter's
+ * lower half may have grown into its neighbour's, or the pen left the line before the rule crossed it.
+ */
+function continuesAcrossRule(row: Component[], parts: Component[]): boolean {
+  const meeting = meetsAcrossRule(row, parts);
+  return meeting >= 2 && 3 * meeting >= row.length;
+}
+
+function overlaps(a: Box, b: Box): boolean {
+  return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
 }
 
 /**

@@ -1,6 +1,6 @@
 /** The working copy shared by the template-free locator and the template locator. */
 import { labelComponents, type Component } from "./components";
-import { flattenBackground, inkThreshold, shrinkScaled, threshold_ } from "./morphology";
+import { flattenBackground, hysteresis, inkThreshold, shrinkScaled } from "./morphology";
 import type { Box, Raster } from "./types";
 
 /** Long side of the working copy the locators analyse. */
@@ -26,6 +26,8 @@ export interface InkMask {
   /** The unturned grey image the mask was thresholded from, and the threshold, for levelling later. */
   grey: Uint8Array;
   threshold: number;
+  /** Pixels up to this grey level are ink too where they continue ink (equal to `threshold` unless `faint`). */
+  weak: number;
 }
 
 /** The shrink factor that brings a region's long side to about WORK_SIDE. */
@@ -42,6 +44,12 @@ export interface InkMaskOptions {
    * and the working copy has the size it would have from the full page.
    */
   pageScale?: number;
+  /**
+   * Also keep faint ink connected to ink: grey down to the paper's noise floor instead of the threshold's
+   * ceiling. A thin pen photographed out of focus leaves strokes paler than the ceiling along most of their
+   * length; the ceiling is there to keep halos off every stroke, so this is for a second look only.
+   */
+  faint?: boolean;
 }
 
 /** Below this skew (radians, about 0.25 degrees) turning the page gains nothing. */
@@ -52,8 +60,11 @@ export function inkMask(page: Raster, region: Box, opts: InkMaskOptions = {}): I
   const work = shrinkScaled(page, factor, region, opts.pageScale ?? 1);
   const long = Math.max(work.width, work.height);
   const flat = flattenBackground(work, Math.max(6, Math.round(long / 150)));
-  const { grey, threshold } = inkThreshold(flat);
-  let mask = threshold_(grey, threshold);
+  const { grey, threshold, faint } = inkThreshold(flat);
+  const weak = opts.faint ? faint : threshold;
+  const w = work.width,
+    h = work.height;
+  let mask = hysteresis(grey, w, h, threshold, weak);
   let angle = 0;
   if (opts.deskew !== undefined && opts.deskew !== false) {
     angle = typeof opts.deskew === "number" ? opts.deskew : estimateSkew(mask, work.width, work.height);
@@ -64,16 +75,16 @@ export function inkMask(page: Raster, region: Box, opts: InkMaskOptions = {}): I
       const { labels, components } = labelComponents(mask, work.width, work.height, 1);
       const edge = new Set(components.filter((c) => isFrameEdge(c, work.width, work.height)).map((c) => c.id));
       if (edge.size > 0) for (let i = 0; i < labels.length; i++) if (edge.has(labels[i])) paper[i] = 255;
-      mask = threshold_(rotate(paper, work.width, work.height, angle), threshold);
+      mask = hysteresis(rotate(paper, w, h, angle), w, h, threshold, weak);
     } else angle = 0;
   }
-  return { factor, w: work.width, h: work.height, mask, angle, grey, threshold };
+  return { factor, w, h, mask, angle, grey, threshold, weak };
 }
 
 /** The same working copy levelled by `angle` (radians), without flattening and thresholding it again. */
 export function levelled(m: InkMask, angle: number): InkMask {
-  if (Math.abs(angle) < MIN_SKEW) return { ...m, mask: threshold_(m.grey, m.threshold), angle: 0 };
-  return { ...m, mask: threshold_(rotate(m.grey, m.w, m.h, angle), m.threshold), angle };
+  if (Math.abs(angle) < MIN_SKEW) return { ...m, mask: hysteresis(m.grey, m.w, m.h, m.threshold, m.weak), angle: 0 };
+  return { ...m, mask: hysteresis(rotate(m.grey, m.w, m.h, angle), m.w, m.h, m.threshold, m.weak), angle };
 }
 
 /** A point of the (deskewed) mask in the unturned working copy. */

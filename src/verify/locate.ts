@@ -11,7 +11,7 @@
  * `index` is 0-based across the document, in reading order (page, then top to bottom, then left to right).
  * `target.box` is in page pixels and applies to the target page, or to every page when no page is given.
  */
-import { classifyPage } from "./classify";
+import { classifyPage, Kind, type PageClassification } from "./classify";
 import { labelComponents } from "./components";
 import { clip, inkMask, isFrameEdge, toPage, unionBox, workFactor, type Found } from "./ink-mask";
 import { locateWithTemplate, type TemplateModel } from "./template";
@@ -128,5 +128,31 @@ function locateOnPage(view: PageView, region: Box): Found[] {
     }
   }
   const m = inkMask(view.raster, region, { deskew: true, pageScale });
-  return classifyPage(m).found.map((f) => ({ box: toPage(f.box, m, region, page), confidence: f.confidence }));
+  const strict = classifyPage(m);
+  let found = strict.found;
+  let used = m;
+  if (found.length === 0) {
+    // Nothing there, or a thin pen photographed out of focus: most of its strokes are paler than the
+    // threshold allows, and what is left reads as specks. Look again keeping the faint ink that continues
+    // ink. Only then, because on a page that has a signature the faint halos would just thicken print;
+    // and only where the first look did not already take the ink for print or a stamp, whose halos can
+    // join marks into shapes that pass for handwriting.
+    used = inkMask(view.raster, region, { deskew: m.angle, pageScale, faint: true });
+    found = classifyPage(used).found.filter((f) => !mostlyPrinted(f.box, strict));
+  }
+  return found.map((f) => ({ box: toPage(f.box, used, region, page), confidence: f.confidence }));
+}
+
+/** Most of the ink the strict look saw in `box` (by component centre) it took for print or a stamp. */
+function mostlyPrinted(box: Box, c: PageClassification): boolean {
+  let printed = 0,
+    all = 0;
+  c.components.forEach((comp, i) => {
+    const cx = comp.x + comp.w / 2,
+      cy = comp.y + comp.h / 2;
+    if (cx < box.x || cx > box.x + box.w || cy < box.y || cy > box.y + box.h) return;
+    all += comp.area;
+    if (c.kinds[i] === Kind.Text || c.kinds[i] === Kind.Stamp) printed += comp.area;
+  });
+  return printed > 0.3 * all;
 }

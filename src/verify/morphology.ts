@@ -313,7 +313,7 @@ export function binarise(flat: Raster, ceiling = 200): Uint8Array {
 }
 
 /** The grey image the threshold applies to (smoothed when the paper is noisy) and the threshold. */
-export function inkThreshold(flat: Raster, ceiling = 200): { grey: Uint8Array; threshold: number } {
+export function inkThreshold(flat: Raster, ceiling = 200): { grey: Uint8Array; threshold: number; faint: number } {
   let d = flat.data;
   let [median, mad] = medianAndMad(d);
   if (mad >= 3) {
@@ -321,7 +321,41 @@ export function inkThreshold(flat: Raster, ceiling = 200): { grey: Uint8Array; t
     [median, mad] = medianAndMad(d);
   }
   const noiseFloor = median - Math.max(25, 4.5 * 1.4826 * mad);
-  return { grey: d, threshold: Math.min(ceiling, noiseFloor > 60 ? noiseFloor : Math.max(60, otsu(d))) };
+  const threshold = Math.min(ceiling, noiseFloor > 60 ? noiseFloor : Math.max(60, otsu(d)));
+  return { grey: d, threshold, faint: Math.max(threshold, noiseFloor) };
+}
+
+/**
+ * 1 where the grey level is at or below `strong`, and where it is at or below `weak` and 8-connected
+ * through such pixels to one at or below `strong`: faint ink is kept where it continues real ink, and
+ * paper grain as dark as it, which is not attached to a stroke, is not. Linear in the image's size.
+ */
+export function hysteresis(grey: Uint8Array, w: number, h: number, strong: number, weak: number): Uint8Array {
+  const out = threshold_(grey, strong);
+  if (weak <= strong) return out;
+  const stack = new Int32Array(grey.length);
+  let top = 0;
+  for (let i = 0; i < out.length; i++) if (out[i]) stack[top++] = i;
+  while (top > 0) {
+    const i = stack[--top];
+    const x = i % w,
+      y = (i - x) / w;
+    for (let dy = -1; dy <= 1; dy++) {
+      const yy = y + dy;
+      if (yy < 0 || yy >= h) continue;
+      for (let dx = -1; dx <= 1; dx++) {
+        const xx = x + dx;
+        if (xx < 0 || xx >= w) continue;
+        const j = yy * w + xx;
+        // Each pixel is pushed at most once (it is marked before it is pushed), so the stack never overflows.
+        if (!out[j] && grey[j] <= weak) {
+          out[j] = 1;
+          stack[top++] = j;
+        }
+      }
+    }
+  }
+  return out;
 }
 
 /** 1 where the grey level is at or below the threshold. */
