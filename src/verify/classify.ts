@@ -91,17 +91,20 @@ function findSignatures(
     if ((thin <= 3 && len >= 12 * thin) || isFrameEdge(c, m.w, m.h)) kinds[i] = Kind.Line;
   });
 
-  const { rowText, rows, textH } = findTextRows(comps, kinds, long);
+  const { rowText, rows, textH, body } = findTextRows(comps, kinds, long);
   const unit = textH ?? long * 0.008;
+  // A signature written with pen lifts comes in letter-sized pieces: measured against a form's large
+  // title instead of its body text, they would all be "small" and none tall enough to seed it.
+  const bodyUnit = body ?? unit;
   comps.forEach((c, i) => {
     if (kinds[i] !== Kind.Neutral) return;
     if (rowText[i]) kinds[i] = Kind.Text;
-    else if (c.h <= 1.6 * unit && c.w <= 12 * unit) kinds[i] = Kind.Small;
+    else if (c.h <= 1.6 * bodyUnit && c.w <= 12 * bodyUnit) kinds[i] = Kind.Small;
   });
 
   markStamps(labels, m.w, comps, kinds, unit, long, knownRings);
 
-  const seedH = Math.max(2.5 * unit, long * 0.015, 8);
+  const seedH = Math.max(2.5 * bodyUnit, long * 0.015, 8);
   comps.forEach((c, i) => {
     if (kinds[i] !== Kind.Neutral) return;
     const fill = c.area / (c.w * c.h);
@@ -129,7 +132,11 @@ function findSignatures(
  * common centre line, with gaps shorter than their height. Returns which components are in such rows
  * and the median height of print (null when the page has none).
  */
-function findTextRows(comps: Component[], kinds: Kind[], long: number): { rowText: boolean[]; rows: number[][]; textH: number | null } {
+function findTextRows(
+  comps: Component[],
+  kinds: Kind[],
+  long: number,
+): { rowText: boolean[]; rows: number[][]; textH: number | null; body: number | null } {
   const order = comps.map((_, i) => i).filter((i) => kinds[i] === Kind.Neutral && comps[i].h <= long * 0.06);
   order.sort((a, b) => comps[a].x - comps[b].x);
   const parent = comps.map((_, i) => i);
@@ -165,16 +172,35 @@ function findTextRows(comps: Component[], kinds: Kind[], long: number): { rowTex
   }
   const rows = [...members.values()].filter((l) => l.length >= 4);
   const rowText = new Array<boolean>(comps.length).fill(false);
-  if (rows.length === 0) return { rowText, rows: [], textH: null };
-  const heights = rows.flatMap((l) => l.map((i) => comps[i].h)).sort((x, y) => x - y);
-  const textH = heights[heights.length >> 1];
-  for (const l of rows) {
-    const hs = l.map((i) => comps[i].h).sort((x, y) => x - y);
+  if (rows.length === 0) return { rowText, rows: [], textH: null, body: null };
+  const sorted = rows.map((l) => l.map((i) => comps[i].h).sort((x, y) => x - y));
+  const medianOf = (hs: number[]) => hs[hs.length >> 1];
+  // The unit the stamp test and the candidates' score measure against stays the pooled median (tuned
+  // with it); what counts as small, the height a seed must reach and what counts as a tall row use the
+  // body text.
+  const pooled = sorted.flat().sort((x, y) => x - y);
+  const textH = medianOf(pooled);
+  // Body text: the smallest print that comes in long rows. A form's title or headings can outnumber it
+  // and would otherwise set the scale that a signature is measured against. Not below 0.4 of the pooled
+  // height: a dotted leader to sign on is a long row of specks, not print.
+  const long6 = sorted.filter((hs) => hs.length >= 6).map(medianOf);
+  const body = long6.length > 0 ? Math.max(Math.min(...long6), 0.4 * textH) : textH;
+  sorted.forEach((hs, r) => {
+    const med = medianOf(hs);
     // A short row much taller than the body text is more likely a signature written in separate pieces;
     // headings are taller than body text too, but come in longer rows.
-    if (l.length >= 6 || hs[hs.length >> 1] <= 3.5 * textH) for (const i of l) rowText[i] = true;
-  }
-  return { rowText, rows: rows.filter((l) => rowText[l[0]]), textH };
+    const printLike = rows[r].length >= 6 || med <= 2.5 * body;
+    // Print of one size keeps its heights within a small range (x-height to ascender); letters written
+    // with pen lifts, a capital three times a small letter, do not, and stand well above the body text.
+    const p10 = hs[Math.floor(0.1 * (hs.length - 1))],
+      p90 = hs[Math.ceil(0.9 * (hs.length - 1))];
+    // And print sits on a line (Bengali print hangs from one): most of a row's tops or bottoms agree to a
+    // pixel or two, where handwriting's wander by a tenth of its height or more.
+    const wander = Math.min(mad(rows[r].map((i) => comps[i].y)), mad(rows[r].map((i) => comps[i].y + comps[i].h)));
+    const handwritten = med > 1.5 * body && (p90 > 2.5 * p10 || wander > Math.max(1.5, 0.1 * med));
+    if (printLike && !handwritten) for (const i of rows[r]) rowText[i] = true;
+  });
+  return { rowText, rows: rows.filter((l) => rowText[l[0]]), textH, body };
 }
 
 /**
@@ -317,7 +343,7 @@ function growClusters(comps: Component[], kinds: Kind[]): Component[][] {
         const h = cl.y1 - cl.y0;
         const joins =
           k === Kind.Neutral
-            ? near(cl, c.x, c.y, c.x + c.w, c.y + c.h, 0.4, 0.2)
+            ? near(cl, c.x, c.y, c.x + c.w, c.y + c.h, c.h >= 0.35 * h ? 0.9 : 0.4, 0.2)
             : k === Kind.Small
               ? // Touching, or across a removed ruling line: a stroke the line ran through is cut in two
                 // by the line's thickness (up to RULE_GAP px; more in a blurred photo than in a scan).
@@ -344,7 +370,7 @@ function growClusters(comps: Component[], kinds: Kind[]): Component[][] {
  * ruling line: a pen stroke struck through the name, long and straight enough to go as a rule, cuts its
  * letters in two, and the halves on one side line up like print. Their ends meet the other halves' ends
  * across the line's thickness, which print under or over a signature does not do. Candidates that then
- * overlap are one signature.
+ * overlap or lie within a seed's reach of each other are one signature.
  */
 function absorbRows(clusters: Component[][], rows: Component[][]): void {
   // The halves a struck-through line leaves may have seeded separate candidates: count meetings over all.
@@ -369,7 +395,9 @@ function absorbRows(clusters: Component[][], rows: Component[][]): void {
   }
   for (let a = 0; a < clusters.length; a++) {
     for (let b = a + 1; b < clusters.length; b++) {
-      if (!overlaps(unionBox(clusters[a]), unionBox(clusters[b]))) continue;
+      const A = unionBox(clusters[a]),
+        B = unionBox(clusters[b]);
+      if (!overlaps(grown(A, 0.9, 0.25), B) && !overlaps(grown(B, 0.9, 0.25), A)) continue;
       clusters[a].push(...clusters[b]);
       clusters.splice(b, 1);
       b = a;
@@ -398,6 +426,11 @@ function continuesAcrossRule(row: Component[], parts: Component[]): boolean {
   return meeting >= 2 && 3 * meeting >= row.length;
 }
 
+/** The box widened by fx and heightened by fy of its height on each side (growClusters' reach for seeds). */
+function grown(b: Box, fx: number, fy: number): Box {
+  return { x: b.x - fx * b.h, y: b.y - fy * b.h, w: b.w + 2 * fx * b.h, h: b.h + 2 * fy * b.h };
+}
+
 function overlaps(a: Box, b: Box): boolean {
   return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
 }
@@ -416,4 +449,12 @@ function scoreCandidate(box: Box, ink: number, m: InkMask, unit: number): number
   const shape = aspect < 0.4 ? aspect / 0.4 : aspect > 15 ? 15 / aspect : 1;
   const mass = clamp(ink / 80);
   return clamp((0.1 + 0.9 * (0.35 * size + 0.45 * curve + 0.2 * sparse)) * shape * mass);
+}
+
+/** Median absolute deviation from the median. */
+function mad(v: number[]): number {
+  const s = [...v].sort((a, b) => a - b);
+  const m = s[s.length >> 1];
+  const d = s.map((x) => Math.abs(x - m)).sort((a, b) => a - b);
+  return d[d.length >> 1];
 }

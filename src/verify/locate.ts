@@ -39,6 +39,12 @@ export interface LocateOptions {
    * Not with a template (template registration works on the page as decoded).
    */
   scaled?: PageScale;
+  /**
+   * false: when nothing is found, do not look again for faint ink (locateOnPage). A live frame is
+   * followed by the next within a fraction of a second, and until the user holds up the paper most
+   * frames have no signature, so the second look would double their cost for nothing.
+   */
+  faintSecondLook?: boolean;
 }
 
 export interface PageScale {
@@ -79,7 +85,8 @@ export function locateSignatures(pages: Raster[], opts: LocateOptions = {}): Loc
     const templated = opts.template ? locateWithTemplate(page, opts.template, region) : null;
     if (opts.template) opts.onRegistration?.(pageNo, templated !== null);
     const boxes: Array<Found & { zone?: number }> =
-      templated ?? (opts.inputType === "signature_image" ? locateWholeInk(view, region) : locateOnPage(view, region));
+      templated ??
+      (opts.inputType === "signature_image" ? locateWholeInk(view, region) : locateOnPage(view, region, opts.faintSecondLook ?? true));
     boxes.sort(readingOrder);
     for (const b of boxes)
       found.push({ page: pageNo, box: b.box, confidence: b.confidence, ...(b.zone !== undefined ? { zone: b.zone } : {}) });
@@ -115,7 +122,7 @@ function locateWholeInk(view: PageView, region: Box): Found[] {
 }
 
 /** A page or crop of a page that may hold print, lines, stamps and any number of signatures. */
-function locateOnPage(view: PageView, region: Box): Found[] {
+function locateOnPage(view: PageView, region: Box, faintSecondLook: boolean): Found[] {
   const page = { width: view.width, height: view.height };
   const pageScale = view.scale;
   if (workFactor(region) === 1 && Math.max(region.w, region.h) >= 400) {
@@ -131,7 +138,7 @@ function locateOnPage(view: PageView, region: Box): Found[] {
   const strict = classifyPage(m);
   let found = strict.found;
   let used = m;
-  if (found.length === 0) {
+  if (found.length === 0 && faintSecondLook) {
     // Nothing there, or a thin pen photographed out of focus: most of its strokes are paler than the
     // threshold allows, and what is left reads as specks. Look again keeping the faint ink that continues
     // ink. Only then, because on a page that has a signature the faint halos would just thicken print;
