@@ -112,8 +112,10 @@ function findSignatures(
     if (c.h >= seedH && fill < 0.5 && c.w < 0.9 * m.w && c.w >= 0.1 * c.h && c.area >= 2 * seedH) kinds[i] = Kind.Seed;
   });
 
-  const clusters = growClusters(comps, kinds);
+  const wordGap = wordGapFor(long);
+  const clusters = growClusters(comps, kinds, wordGap);
   absorbRows(
+    wordGap,
     clusters,
     rows.map((l) => l.filter((i) => kinds[i] === Kind.Text).map((i) => comps[i])),
   );
@@ -298,10 +300,20 @@ function markStamps(
  * pieces near a seed join it, and small pieces join only when they lie within it (i-dots, stroke
  * fragments a ruling line cut off).
  */
+/**
+ * How far apart, in candidate heights, the words of one signature may be: 1.3 heights, but no more than 3%
+ * of the page's long side unless 0.9 heights is more. Short scripts written small (a Bengali name hangs from
+ * its headline, so its height is mostly the letters' body) leave gaps of about their height between words;
+ * two tall signatures side by side on a form can be as little as that apart, but not in page terms.
+ */
+function wordGapFor(long: number): (h: number) => number {
+  return (h) => Math.max(0.9, Math.min(1.3, (0.03 * long) / Math.max(1, h)));
+}
+
 /** The widest gap a removed ruling line leaves in a stroke it crossed (removeRulingLines' maxThick, plus one). */
 const RULE_GAP = 4;
 
-function growClusters(comps: Component[], kinds: Kind[]): Component[][] {
+function growClusters(comps: Component[], kinds: Kind[], wordGap: (h: number) => number): Component[][] {
   type Cluster = { parts: Component[]; x0: number; y0: number; x1: number; y1: number };
   const clusters: Cluster[] = [];
   const used = new Array<boolean>(comps.length).fill(false);
@@ -327,7 +339,7 @@ function growClusters(comps: Component[], kinds: Kind[]): Component[][] {
       for (let b = a + 1; b < clusters.length; b++) {
         const A = clusters[a],
           B = clusters[b];
-        if (near(A, B.x0, B.y0, B.x1, B.y1, 0.9, 0.25) || near(B, A.x0, A.y0, A.x1, A.y1, 0.9, 0.25)) {
+        if (near(A, B.x0, B.y0, B.x1, B.y1, wordGap(A.y1 - A.y0), 0.25) || near(B, A.x0, A.y0, A.x1, A.y1, wordGap(B.y1 - B.y0), 0.25)) {
           for (const p of B.parts) absorb(A, p);
           clusters.splice(b, 1);
           b--;
@@ -343,7 +355,7 @@ function growClusters(comps: Component[], kinds: Kind[]): Component[][] {
         const h = cl.y1 - cl.y0;
         const joins =
           k === Kind.Neutral
-            ? near(cl, c.x, c.y, c.x + c.w, c.y + c.h, c.h >= 0.35 * h ? 0.9 : 0.4, 0.2)
+            ? near(cl, c.x, c.y, c.x + c.w, c.y + c.h, c.h >= 0.35 * h ? wordGap(h) : 0.4, 0.2)
             : k === Kind.Small
               ? // Touching, or across a removed ruling line: a stroke the line ran through is cut in two
                 // by the line's thickness (up to RULE_GAP px; more in a blurred photo than in a scan).
@@ -372,7 +384,7 @@ function growClusters(comps: Component[], kinds: Kind[]): Component[][] {
  * across the line's thickness, which print under or over a signature does not do. Candidates that then
  * overlap or lie within a seed's reach of each other are one signature.
  */
-function absorbRows(clusters: Component[][], rows: Component[][]): void {
+function absorbRows(wordGap: (h: number) => number, clusters: Component[][], rows: Component[][]): void {
   // The halves a struck-through line leaves may have seeded separate candidates: count meetings over all.
   const allParts = clusters.flat();
   for (const cl of clusters) {
@@ -397,7 +409,7 @@ function absorbRows(clusters: Component[][], rows: Component[][]): void {
     for (let b = a + 1; b < clusters.length; b++) {
       const A = unionBox(clusters[a]),
         B = unionBox(clusters[b]);
-      if (!overlaps(grown(A, 0.9, 0.25), B) && !overlaps(grown(B, 0.9, 0.25), A)) continue;
+      if (!overlaps(grown(A, wordGap(A.h), 0.25), B) && !overlaps(grown(B, wordGap(B.h), 0.25), A)) continue;
       clusters[a].push(...clusters[b]);
       clusters.splice(b, 1);
       b = a;
@@ -426,7 +438,7 @@ function continuesAcrossRule(row: Component[], parts: Component[]): boolean {
   return meeting >= 2 && 3 * meeting >= row.length;
 }
 
-/** The box widened by fx and heightened by fy of its height on each side (growClusters' reach for seeds). */
+/** The box widened by fx and heightened by fy of its height on each side (growClusters' reach). */
 function grown(b: Box, fx: number, fy: number): Box {
   return { x: b.x - fx * b.h, y: b.y - fy * b.h, w: b.w + 2 * fx * b.h, h: b.h + 2 * fy * b.h };
 }
