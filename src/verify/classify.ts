@@ -397,7 +397,9 @@ function absorbRows(wordGap: (h: number) => number, clusters: Component[][], row
         const rb = unionBox(row);
         const gap = Math.max(rb.x - (b.x + b.w), b.x - (rb.x + rb.w));
         const inBand = rb.y >= b.y - 0.1 * b.h && rb.y + rb.h <= b.y + b.h + 0.1 * b.h;
-        if ((gap <= 0.8 * b.h && inBand) || (meetsAcrossRule(row, cl) > 0 && continuesAcrossRule(row, allParts))) {
+        // Only a row that touches the candidate can continue it; the piece-by-piece test is for those.
+        const touches = rb.x < b.x + b.w && b.x < rb.x + rb.w && rb.y <= b.y + b.h + RULE_GAP && b.y <= rb.y + rb.h + RULE_GAP;
+        if ((gap <= 0.8 * b.h && inBand) || (touches && meetsAcrossRule(row, cl) > 0 && continuesAcrossRule(row, allParts))) {
           cl.push(...row);
           rows[r] = [];
           changed = true;
@@ -405,13 +407,17 @@ function absorbRows(wordGap: (h: number) => number, clusters: Component[][], row
       }
     }
   }
+  // Boxes kept beside the clusters, so a page with many candidates costs pairs of boxes, not their parts.
+  const boxes = clusters.map((cl) => unionBox(cl));
   for (let a = 0; a < clusters.length; a++) {
     for (let b = a + 1; b < clusters.length; b++) {
-      const A = unionBox(clusters[a]),
-        B = unionBox(clusters[b]);
+      const A = boxes[a],
+        B = boxes[b];
       if (!overlaps(grown(A, wordGap(A.h), 0.25), B) && !overlaps(grown(B, wordGap(B.h), 0.25), A)) continue;
       clusters[a].push(...clusters[b]);
+      boxes[a] = unionBox([A, B]);
       clusters.splice(b, 1);
+      boxes.splice(b, 1);
       b = a;
     }
   }
