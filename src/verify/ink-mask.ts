@@ -1,6 +1,6 @@
 /** The working copy shared by the template-free locator and the template locator. */
 import { labelComponents, type Component } from "./components";
-import { flattenBackground, hysteresis, inkThreshold, shrinkScaled } from "./morphology";
+import { flattenBackground, hysteresis, inkThreshold, shrinkScaled, threshold_ } from "./morphology";
 import type { Box, Raster } from "./types";
 
 /** Long side of the working copy the locators analyse. */
@@ -26,8 +26,10 @@ export interface InkMask {
   /** The unturned grey image the mask was thresholded from, and the threshold, for levelling later. */
   grey: Uint8Array;
   threshold: number;
-  /** Pixels up to this grey level are ink too where they continue ink (equal to `threshold` unless `faint`). */
+  /** Pixels up to this grey level are ink too where they continue ink (equal to `threshold` unless fainter). */
   weak: number;
+  /** The paper's noise floor: the grey level `withFaintInk` keeps connected ink down to. */
+  faint: number;
 }
 
 /** The shrink factor that brings a region's long side to about WORK_SIDE. */
@@ -44,12 +46,6 @@ export interface InkMaskOptions {
    * and the working copy has the size it would have from the full page.
    */
   pageScale?: number;
-  /**
-   * Also keep faint ink connected to ink: grey down to the paper's noise floor instead of the threshold's
-   * ceiling. A thin pen photographed out of focus leaves strokes paler than the ceiling along most of their
-   * length; the ceiling is there to keep halos off every stroke, so this is for a second look only.
-   */
-  faint?: boolean;
 }
 
 /** Below this skew (radians, about 0.25 degrees) turning the page gains nothing. */
@@ -61,24 +57,41 @@ export function inkMask(page: Raster, region: Box, opts: InkMaskOptions = {}): I
   const long = Math.max(work.width, work.height);
   const flat = flattenBackground(work, Math.max(6, Math.round(long / 150)));
   const { grey, threshold, faint } = inkThreshold(flat);
-  const weak = opts.faint ? faint : threshold;
   const w = work.width,
     h = work.height;
-  let mask = hysteresis(grey, w, h, threshold, weak);
+  let mask = threshold_(grey, threshold);
   let angle = 0;
   if (opts.deskew !== undefined && opts.deskew !== false) {
-    angle = typeof opts.deskew === "number" ? opts.deskew : estimateSkew(mask, work.width, work.height);
-    // Turning the grey image (not the mask) keeps thin, broken arcs as whole as they were. Slivers of
-    // the table at the frame's edge are painted out first: once turned they no longer touch the frame.
-    if (Math.abs(angle) >= MIN_SKEW) {
-      const paper = grey.slice();
-      const { labels, components } = labelComponents(mask, work.width, work.height, 1);
-      const edge = new Set(components.filter((c) => isFrameEdge(c, work.width, work.height)).map((c) => c.id));
-      if (edge.size > 0) for (let i = 0; i < labels.length; i++) if (edge.has(labels[i])) paper[i] = 255;
-      mask = hysteresis(rotate(paper, w, h, angle), w, h, threshold, weak);
-    } else angle = 0;
+    angle = typeof opts.deskew === "number" ? opts.deskew : estimateSkew(mask, w, h);
+    if (Math.abs(angle) >= MIN_SKEW) mask = turnedMask(grey, mask, w, h, angle, threshold, threshold);
+    else angle = 0;
   }
-  return { factor, w, h, mask, angle, grey, threshold, weak };
+  return { factor, w, h, mask, angle, grey, threshold, weak: threshold, faint };
+}
+
+/**
+ * The same working copy at the same angle, keeping also the faint ink that continues ink (down to the
+ * paper's noise floor), without shrinking, flattening and thresholding the page again. A thin pen
+ * photographed out of focus leaves strokes paler than the threshold's ceiling along most of their length;
+ * the ceiling is there to keep halos off every stroke, so this is for a second look only.
+ */
+export function withFaintInk(m: InkMask): InkMask {
+  let mask = hysteresis(m.grey, m.w, m.h, m.threshold, m.faint);
+  if (m.angle !== 0) mask = turnedMask(m.grey, mask, m.w, m.h, m.angle, m.threshold, m.faint);
+  return { ...m, mask, weak: m.faint };
+}
+
+/**
+ * The mask of the grey image turned by `angle`. Turning the grey image (not the mask) keeps thin, broken
+ * arcs as whole as they were. Slivers of the table at the frame's edge (found on the unturned `mask`) are
+ * painted out first: once turned they no longer touch the frame.
+ */
+function turnedMask(grey: Uint8Array, mask: Uint8Array, w: number, h: number, angle: number, threshold: number, weak: number): Uint8Array {
+  const paper = grey.slice();
+  const { labels, components } = labelComponents(mask, w, h, 1);
+  const edge = new Set(components.filter((c) => isFrameEdge(c, w, h)).map((c) => c.id));
+  if (edge.size > 0) for (let i = 0; i < labels.length; i++) if (edge.has(labels[i])) paper[i] = 255;
+  return hysteresis(rotate(paper, w, h, angle), w, h, threshold, weak);
 }
 
 /** The same working copy levelled by `angle` (radians), without flattening and thresholding it again. */

@@ -13,7 +13,7 @@
  */
 import { classifyPage, Kind, type PageClassification } from "./classify";
 import { labelComponents } from "./components";
-import { clip, inkMask, isFrameEdge, toPage, unionBox, workFactor, type Found } from "./ink-mask";
+import { clip, inkMask, isFrameEdge, toPage, unionBox, withFaintInk, workFactor, type Found } from "./ink-mask";
 import { locateWithTemplate, type TemplateModel } from "./template";
 import { VerifyError, type Box, type Raster } from "./types";
 
@@ -144,7 +144,7 @@ function locateOnPage(view: PageView, region: Box, faintSecondLook: boolean): Fo
     // ink. Only then, because on a page that has a signature the faint halos would just thicken print;
     // and only where the first look did not already take the ink for print or a stamp, whose halos can
     // join marks into shapes that pass for handwriting.
-    used = inkMask(view.raster, region, { deskew: m.angle, pageScale, faint: true });
+    used = withFaintInk(m);
     found = classifyPage(used).found.filter((f) => !mostlyPrinted(f.box, strict));
   }
   return found.map((f) => ({ box: toPage(f.box, used, region, page), confidence: f.confidence }));
