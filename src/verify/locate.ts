@@ -42,7 +42,8 @@ export interface LocateOptions {
   /**
    * false: when nothing is found, do not look again for faint ink (locateOnPage). A live frame is
    * followed by the next within a fraction of a second, and until the user holds up the paper most
-   * frames have no signature, so the second look would double their cost for nothing.
+   * frames have no signature, so the second look (another sorting of the page's ink) would be paid on
+   * most frames for nothing.
    */
   faintSecondLook?: boolean;
 }
