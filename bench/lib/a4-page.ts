@@ -26,12 +26,24 @@ export interface A4Outcome {
   located: boolean;
 }
 
-/** The image darkened onto the form (ink over print, as a pen does), centred on the signing box. */
-export function signOnForm(sig: Raster): { page: Raster; box: Box } {
+/**
+ * Where the signature goes on the signing box: `centred` in it (the signing line, drawn at 0.8 of the
+ * box, crosses only the tallest images), or `on-line`, as people sign: the line crosses the ink at 80%
+ * of its height, so loops and descenders hang below it.
+ */
+export type Placement = "centred" | "on-line";
+
+/** The signing line's row on the page (test/fixtures/form.ts draws it at 0.8 of the box). */
+const LINE_Y = BOX.y + BOX.h * 0.8;
+
+/** The image darkened onto the form (ink over print, as a pen does), placed on the signing box. */
+export function signOnForm(sig: Raster, placement: Placement = "centred"): { page: Raster; box: Box } {
   blank ??= renderForm({ signatures: [], boxes: [BOX], width: WIDTH, height: HEIGHT, seed: 5, stamp: false }).raster;
   const page = { width: WIDTH, height: HEIGHT, data: blank.data.slice() };
   const x0 = Math.max(0, Math.round(BOX.x + BOX.w / 2 - sig.width / 2));
-  const y0 = Math.max(0, Math.round(BOX.y + BOX.h / 2 - sig.height / 2));
+  let y0 = Math.max(0, Math.round(BOX.y + BOX.h / 2 - sig.height / 2));
+  const ink = placement === "on-line" ? inkRows(sig) : undefined;
+  if (ink) y0 = Math.max(0, Math.round(LINE_Y - (ink.top + 0.8 * (ink.bottom - ink.top))));
   const w = Math.min(sig.width, WIDTH - x0);
   const h = Math.min(sig.height, HEIGHT - y0);
   for (let y = 0; y < h; y++) {
@@ -40,6 +52,19 @@ export function signOnForm(sig: Raster): { page: Raster; box: Box } {
     for (let x = 0; x < w; x++) if (sig.data[s + x] < page.data[p + x]) page.data[p + x] = sig.data[s + x];
   }
   return { page, box: { x: x0, y: y0, w, h } };
+}
+
+/** The first and last rows with ink (darker than 128), or undefined for a blank image. */
+function inkRows(sig: Raster): { top: number; bottom: number } | undefined {
+  let top = -1,
+    bottom = -1;
+  for (let y = 0; y < sig.height; y++) {
+    const row = sig.data.subarray(y * sig.width, (y + 1) * sig.width);
+    if (!row.some((v) => v < 128)) continue;
+    if (top < 0) top = y;
+    bottom = y;
+  }
+  return top < 0 ? undefined : { top, bottom };
 }
 
 function overlap(a: Box, b: Box): number {
@@ -51,8 +76,12 @@ function overlap(a: Box, b: Box): number {
 export type DecodeMode = "scaled" | "whole";
 
 /** The page as a 300 dpi JPEG, and the crops each decode mode locates on it. */
-export async function throughA4Page(sig: Raster, modes: DecodeMode[]): Promise<Record<DecodeMode, A4Outcome | undefined>> {
-  const { page, box } = signOnForm(sig);
+export async function throughA4Page(
+  sig: Raster,
+  modes: DecodeMode[],
+  placement: Placement = "centred",
+): Promise<Record<DecodeMode, A4Outcome | undefined>> {
+  const { page, box } = signOnForm(sig, placement);
   const jpeg = encodeJpeg(page, 90);
   const out: Record<DecodeMode, A4Outcome | undefined> = { scaled: undefined, whole: undefined };
   for (const mode of modes) {

@@ -310,8 +310,12 @@ function wordGapFor(long: number): (h: number) => number {
   return (h) => Math.max(0.9, Math.min(1.3, (0.03 * long) / Math.max(1, h)));
 }
 
-/** The widest gap a removed ruling line leaves in a stroke it crossed (removeRulingLines' maxThick, plus one). */
-const RULE_GAP = 4;
+/**
+ * The widest gap a removed ruling line leaves in a stroke it crossed: removeRulingLines' maxThick, the row
+ * its three-row band takes on each side of the line, and one for the stroke's fading edge. (It was 4,
+ * which left the loops and descenders of a signature written on its line out of the box.)
+ */
+const RULE_GAP = 6;
 
 function growClusters(comps: Component[], kinds: Kind[], wordGap: (h: number) => number): Component[][] {
   type Cluster = { parts: Component[]; x0: number; y0: number; x1: number; y1: number };

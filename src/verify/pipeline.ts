@@ -15,6 +15,7 @@ import type { CheckPolicy } from "../domain/policy";
 import type { Core } from "./core";
 import { openDocument, wholePage, type IdctScale, type ScaledPage } from "./decode";
 import { workFactor } from "./ink-mask";
+import { eraseRules, ruleWindow } from "./crop-rules";
 import { extractFeatures, type SignatureFeatures } from "./features";
 import { compareToModel } from "./compare";
 import { locateSignatures, type LocatedSignature, type LocateTarget } from "./locate";
@@ -60,7 +61,10 @@ export interface Analysis {
   unreadable?: boolean;
   /** Readable, but nothing that looks like a signature was found. */
   noSignature?: boolean;
-  /** Same order as `signatures`: the pixels of each box (what the features are taken from). */
+  /**
+   * Same order as `signatures`: the pixels of each box, what the features are taken from. A signature
+   * searched for on a page has the page's printed rules painted out of it (`featureCrop`).
+   */
   crops: Raster[];
   /** Same order as `signatures`: grey PNG, box plus 8% padding, at most 640 px (when renderCrops). */
   cropPngs: Uint8Array[];
@@ -93,6 +97,21 @@ export interface QualityEvent {
 }
 
 const now = () => performance.now();
+
+/**
+ * The pixels a located signature's features are taken from. A bare signature image is taken as it is
+ * (its own underline can be as straight as a rule, and there is no form); a signature found on a page
+ * loses the printed rules crossing its box, such as the line it was signed on, which its references
+ * enrolled elsewhere do not have.
+ */
+function featureCrop(window: Raster, box: Box, inputType: string | undefined): Raster {
+  return inputType === "signature_image" ? cropRaster(window, box) : eraseRules(window, box);
+}
+
+/** `box` in the pixels of `outer`, a box of the same page that holds it. */
+function within(box: Box, outer: Box): Box {
+  return { x: box.x - outer.x, y: box.y - outer.y, w: box.w, h: box.h };
+}
 
 export async function analyseDocument(
   bytes: Uint8Array,
@@ -182,8 +201,13 @@ export async function analyseDocument(
       // signature's own box is cut from it, the same pixels a crop of the full page would give.
       t = now();
       const padded = paddedBox(s.box, page);
-      const window = page.crop(padded);
-      const crop = cropRaster(window, { x: s.box.x - padded.x, y: s.box.y - padded.y, w: s.box.w, h: s.box.h });
+      // Decoded once, wide enough for eraseRules to see a rule run on past the signature; the crop
+      // image's padded box and the box itself are cut from it.
+      const context = opts.inputType === "signature_image" ? padded : ruleWindow(s.box, padded, page);
+      const wide = page.crop(context);
+      const window = context === padded ? wide : cropRaster(wide, within(padded, context));
+      const inWide = within(s.box, context);
+      const crop = cropRaster(wide, inWide);
       timings.decode += now() - t;
       t = now();
       const q = assessQuality(crop, { inputType: opts.inputType, kind: "crop" });
@@ -191,7 +215,7 @@ export async function analyseDocument(
       // Rounded once, here, as `score` is below: every path (inline, queued, streamed, bucket) reports this number.
       signatures.push({ ...s, confidence: round4(s.confidence), index: signatures.length, page: pageNo });
       perSignatureQuality.push(q);
-      crops.push(crop);
+      crops.push(featureCrop(wide, inWide, opts.inputType));
       if (opts.renderCrops !== false) cropPngs.push(await encodeGreyPng(fitWithin(window, CROP_MAX_SIDE)));
     }
   }
@@ -274,7 +298,8 @@ export async function enrolReference(core: Core, bytes: Uint8Array, opts: EnrolO
         detail: `the signature in the reference is too poor to learn from (quality ${quality.score}: ${quality.cue})`,
       };
     }
-    const crop = cropRaster(page, best.box);
+    const context = ruleWindow(best.box, paddedBox(best.box, page), page);
+    const crop = featureCrop(cropRaster(page, context), within(best.box, context), inputType);
     const features = extractFeatures(core, crop);
     if (!features.inkFound) return { rejected: "no_signature", detail: "the located signature holds no ink" };
     // Computed now, while the crop is at hand: the model needs it when the subject has few references.
