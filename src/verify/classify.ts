@@ -27,15 +27,19 @@ export interface PageClassification {
 /** Classify a working copy's ink (its mask loses its ruling lines on the way). */
 export function classifyPage(m: InkMask): PageClassification {
   const long = Math.max(m.w, m.h);
+  const inked = m.mask.slice();
   removeRulingLines(m.mask, m.w, m.h, Math.max(40, Math.round(m.w * 0.12)), Math.max(30, Math.round(m.h * 0.05)));
+  // Where a ruling line was: ink before the removal and none after.
+  const ruled = inked;
+  for (let i = 0; i < ruled.length; i++) ruled[i] &= m.mask[i] ^ 1;
   let lab = labelComponents(m.mask, m.w, m.h, 6);
-  let res = findSignatures(m, lab.labels, lab.components, long, []);
+  let res = findSignatures(m, lab.labels, lab.components, long, [], ruled);
   // A stamp pressed over a signature joins it into one component the arc test cannot see as a ring.
   // Look for rings in what is left as handwriting; erase them and sort the page again.
   const rings = hiddenRings(m, lab.labels, lab.components, res.kinds, res.unit);
   if (rings.length > 0) {
     lab = labelComponents(m.mask, m.w, m.h, 6);
-    res = findSignatures(m, lab.labels, lab.components, long, rings);
+    res = findSignatures(m, lab.labels, lab.components, long, rings, ruled);
   }
   return { found: res.found, labels: lab.labels, labelCount: lab.count, components: lab.components, kinds: res.kinds };
 }
@@ -83,6 +87,7 @@ function findSignatures(
   comps: Component[],
   long: number,
   knownRings: Ring[],
+  ruled: Uint8Array,
 ): { found: Found[]; kinds: Kind[]; unit: number } {
   const kinds = new Array<Kind>(comps.length).fill(Kind.Neutral);
   comps.forEach((c, i) => {
@@ -91,7 +96,7 @@ function findSignatures(
     if ((thin <= 3 && len >= 12 * thin) || isFrameEdge(c, m.w, m.h)) kinds[i] = Kind.Line;
   });
 
-  const { rowText, rows, textH, body } = findTextRows(comps, kinds, long);
+  const { rowText, rows, textH, body } = findTextRows(comps, kinds, long, (row) => crossedByRule(row, comps, ruled, m.w));
   const unit = textH ?? long * 0.008;
   // A signature written with pen lifts comes in letter-sized pieces: measured against a form's large
   // title instead of its body text, they would all be "small" and none tall enough to seed it.
@@ -138,6 +143,7 @@ function findTextRows(
   comps: Component[],
   kinds: Kind[],
   long: number,
+  crossed: (row: number[]) => boolean,
 ): { rowText: boolean[]; rows: number[][]; textH: number | null; body: number | null } {
   const order = comps.map((_, i) => i).filter((i) => kinds[i] === Kind.Neutral && comps[i].h <= long * 0.06);
   order.sort((a, b) => comps[a].x - comps[b].x);
@@ -199,7 +205,9 @@ function findTextRows(
     // And print sits on a line (Bengali print hangs from one): most of a row's tops or bottoms agree to a
     // pixel or two, where handwriting's wander by a tenth of its height or more.
     const wander = Math.min(mad(rows[r].map((i) => comps[i].y)), mad(rows[r].map((i) => comps[i].y + comps[i].h)));
-    const handwritten = med > 1.5 * body && (p90 > 2.5 * p10 || wander > Math.max(1.5, 0.1 * med));
+    // A line signed on cuts the letters' lower parts off and leaves the bottoms level (Bengali tops are
+    // level anyway): letters whose strokes go on across a removed rule were written across it.
+    const handwritten = med > 1.5 * body && (p90 > 2.5 * p10 || wander > Math.max(1.5, 0.1 * med) || crossed(rows[r]));
     if (printLike && !handwritten) for (const i of rows[r]) rowText[i] = true;
   });
   return { rowText, rows: rows.filter((l) => rowText[l[0]]), textH, body };
@@ -377,6 +385,36 @@ function growClusters(comps: Component[], kinds: Kind[], wordGap: (h: number) =>
     });
   }
   return clusters.map((c) => c.parts);
+}
+
+/**
+ * At least two of the row's pieces (and a third of them) go on across a removed ruling line: another
+ * piece begins within RULE_GAP beyond its top or bottom, and the gap between them held the rule. Print
+ * stands clear of the rules on a form; a signature is written across the line it is signed on.
+ */
+function crossedByRule(row: number[], comps: Component[], ruled: Uint8Array, w: number): boolean {
+  let crossed = 0;
+  for (const i of row) {
+    const c = comps[i];
+    const across = comps.some((p, j) => {
+      if (j === i || p.x >= c.x + c.w || c.x >= p.x + p.w) return false;
+      const below = p.y - (c.y + c.h),
+        above = c.y - (p.y + p.h);
+      if (below >= 0 && below <= RULE_GAP)
+        return ruledBetween(ruled, w, Math.max(c.x, p.x), Math.min(c.x + c.w, p.x + p.w), c.y + c.h, p.y);
+      if (above >= 0 && above <= RULE_GAP)
+        return ruledBetween(ruled, w, Math.max(c.x, p.x), Math.min(c.x + c.w, p.x + p.w), p.y + p.h, c.y);
+      return false;
+    });
+    if (across) crossed++;
+  }
+  return crossed >= 2 && 3 * crossed >= row.length;
+}
+
+/** Whether a removed rule's pixel lies in columns [x0, x1) and rows [y0, y1). */
+function ruledBetween(ruled: Uint8Array, w: number, x0: number, x1: number, y0: number, y1: number): boolean {
+  for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) if (ruled[y * w + x]) return true;
+  return false;
 }
 
 /**
