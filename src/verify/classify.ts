@@ -27,11 +27,8 @@ export interface PageClassification {
 /** Classify a working copy's ink (its mask loses its ruling lines on the way). */
 export function classifyPage(m: InkMask): PageClassification {
   const long = Math.max(m.w, m.h);
-  const inked = m.mask.slice();
-  removeRulingLines(m.mask, m.w, m.h, Math.max(40, Math.round(m.w * 0.12)), Math.max(30, Math.round(m.h * 0.05)));
-  // Where a ruling line was: ink before the removal and none after.
-  const ruled = inked;
-  for (let i = 0; i < ruled.length; i++) ruled[i] &= m.mask[i] ^ 1;
+  // Where a ruling line's ink was, for telling strokes written across it.
+  const ruled = removeRulingLines(m.mask, m.w, m.h, Math.max(40, Math.round(m.w * 0.12)), Math.max(30, Math.round(m.h * 0.05)));
   let lab = labelComponents(m.mask, m.w, m.h, 6);
   let res = findSignatures(m, lab.labels, lab.components, long, [], ruled);
   // A stamp pressed over a signature joins it into one component the arc test cannot see as a ring.

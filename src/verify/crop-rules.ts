@@ -52,7 +52,7 @@ interface Candidate {
 }
 
 /**
- * The box's pixels with the printed horizontal rules that run through it painted paper-white. `window`
+ * The box's pixels with the printed horizontal rules that run through it painted over with the paper. `window`
  * is the page around the box (`ruleWindow`), `box` is in window pixels; a rule is only recognised by
  * running on past the box into it.
  */

@@ -416,9 +416,9 @@ function boxSmooth3(img: Raster): Uint8Array {
  * follows for part of its length (a signature's letters sitting on the line they were signed on, blurred
  * into it by a phone photo) from counting as one thick stroke, which would join the line to the
  * signature and stretch its box to the line's ends. Like an opening with long line kernels, in one pass
- * per direction. Returns the pixels removed.
+ * per direction. Returns the pixels removed (1 where a rule's ink was).
  */
-export function removeRulingLines(mask: Uint8Array, w: number, h: number, minH: number, minV: number, maxThick = 3): number {
+export function removeRulingLines(mask: Uint8Array, w: number, h: number, minH: number, minV: number, maxThick = 3): Uint8Array {
   const kill = new Uint8Array(mask.length);
   if (minH > 0 && minH <= w) {
     for (let y = 0; y < h; y++) {
@@ -456,14 +456,12 @@ export function removeRulingLines(mask: Uint8Array, w: number, h: number, minH: 
       }
     }
   }
-  let removed = 0;
+  // What was taken: ink under the kill runs only.
   for (let i = 0; i < mask.length; i++) {
-    if (kill[i] && mask[i]) {
-      mask[i] = 0;
-      removed++;
-    }
+    kill[i] &= mask[i];
+    mask[i] ^= kill[i];
   }
-  return removed;
+  return kill;
 }
 
 /**

@@ -215,7 +215,9 @@ export async function analyseDocument(
       // Rounded once, here, as `score` is below: every path (inline, queued, streamed, bucket) reports this number.
       signatures.push({ ...s, confidence: round4(s.confidence), index: signatures.length, page: pageNo });
       perSignatureQuality.push(q);
+      t = now();
       crops.push(featureCrop(wide, inWide, opts.inputType));
+      timings.features += now() - t;
       if (opts.renderCrops !== false) cropPngs.push(await encodeGreyPng(fitWithin(window, CROP_MAX_SIDE)));
     }
   }
