@@ -11,7 +11,7 @@ import { openDocument } from "../../src/verify/decode";
 import { analyseDocument, pageDecodeScale } from "../../src/verify/pipeline";
 import { cropRaster } from "../../src/verify/render";
 import type { Box, Raster } from "../../src/verify/types";
-import { encodeJpeg, renderForm } from "../../test/fixtures/generator";
+import { encodeJpeg, inkBounds, renderForm } from "../../test/fixtures/generator";
 
 const WIDTH = 3508;
 const HEIGHT = 1400;
@@ -42,8 +42,8 @@ export function signOnForm(sig: Raster, placement: Placement = "centred"): { pag
   const page = { width: WIDTH, height: HEIGHT, data: blank.data.slice() };
   const x0 = Math.max(0, Math.round(BOX.x + BOX.w / 2 - sig.width / 2));
   let y0 = Math.max(0, Math.round(BOX.y + BOX.h / 2 - sig.height / 2));
-  const ink = placement === "on-line" ? inkRows(sig) : undefined;
-  if (ink) y0 = Math.max(0, Math.round(LINE_Y - (ink.top + 0.8 * (ink.bottom - ink.top))));
+  const ink = placement === "on-line" ? inkBounds(sig, 128) : null;
+  if (ink) y0 = Math.max(0, Math.round(LINE_Y - (ink.y + 0.8 * (ink.h - 1))));
   const w = Math.min(sig.width, WIDTH - x0);
   const h = Math.min(sig.height, HEIGHT - y0);
   for (let y = 0; y < h; y++) {
@@ -52,19 +52,6 @@ export function signOnForm(sig: Raster, placement: Placement = "centred"): { pag
     for (let x = 0; x < w; x++) if (sig.data[s + x] < page.data[p + x]) page.data[p + x] = sig.data[s + x];
   }
   return { page, box: { x: x0, y: y0, w, h } };
-}
-
-/** The first and last rows with ink (darker than 128), or undefined for a blank image. */
-function inkRows(sig: Raster): { top: number; bottom: number } | undefined {
-  let top = -1,
-    bottom = -1;
-  for (let y = 0; y < sig.height; y++) {
-    const row = sig.data.subarray(y * sig.width, (y + 1) * sig.width);
-    if (!row.some((v) => v < 128)) continue;
-    if (top < 0) top = y;
-    bottom = y;
-  }
-  return top < 0 ? undefined : { top, bottom };
 }
 
 function overlap(a: Box, b: Box): number {

@@ -130,8 +130,8 @@ function ruleRows(ink: Uint8Array, w: number, h: number, strips: number, maxThic
   return out;
 }
 
-export interface RuleLine {
-  /** y = a + b * x, x in crop pixels. */
+interface RuleLine {
+  /** y = a + b * x, x in window pixels. */
   a: number;
   b: number;
   x0: number;
@@ -231,9 +231,9 @@ function fitLine(points: number[][]): { a: number; b: number } {
  * Paints the rule out column by column, between its x0 and x1 (the box: nothing else is kept). The rule's thickness is the median length of the ink run it
  * lies in; a column whose run is longer than that (plus a pixel each side for the scan's blur) is a
  * stroke crossing the rule and is kept. Painted pixels take the lighter of the paper just above and
- * just below, so the crop's paper tone is kept. Returns the columns painted.
+ * just below, so the crop's paper tone is kept.
  */
-function paintOut(out: Uint8Array, ink: Uint8Array, w: number, h: number, line: RuleLine, maxThick: number): number {
+function paintOut(out: Uint8Array, ink: Uint8Array, w: number, h: number, line: RuleLine, maxThick: number): void {
   const runs: Array<[number, number, number]> = [];
   for (let x = line.x0; x < line.x1; x++) {
     const yc = Math.round(line.a + line.b * x);
@@ -249,18 +249,15 @@ function paintOut(out: Uint8Array, ink: Uint8Array, w: number, h: number, line: 
     while (bottom < h - 1 && ink[(bottom + 1) * w + x]) bottom++;
     runs.push([x, top, bottom]);
   }
-  if (runs.length === 0) return 0;
+  if (runs.length === 0) return;
   const lengths = runs.map(([, t, b]) => b - t + 1).sort((p, q) => p - q);
   const thick = lengths[lengths.length >> 1];
-  if (thick > maxThick) return 0;
-  let painted = 0;
+  if (thick > maxThick) return;
   for (const [x, top, bottom] of runs) {
     if (bottom - top + 1 > thick + 2) continue;
     const above = out[Math.max(0, top - 2) * w + x];
     const below = out[Math.min(h - 1, bottom + 2) * w + x];
     const paper = Math.max(above, below);
     for (let y = Math.max(0, top - 1); y <= Math.min(h - 1, bottom + 1); y++) if (out[y * w + x] < paper) out[y * w + x] = paper;
-    painted++;
   }
-  return painted;
 }

@@ -104,8 +104,8 @@ const now = () => performance.now();
  * loses the printed rules crossing its box, such as the line it was signed on, which its references
  * enrolled elsewhere do not have.
  */
-function featureCrop(window: Raster, box: Box, inputType: string | undefined): Raster {
-  return inputType === "signature_image" ? cropRaster(window, box) : eraseRules(window, box);
+function featureCrop(window: Raster, box: Box, inputType: string | undefined, crop = cropRaster(window, box)): Raster {
+  return inputType === "signature_image" ? crop : eraseRules(window, box);
 }
 
 /** `box` in the pixels of `outer`, a box of the same page that holds it. */
@@ -216,7 +216,7 @@ export async function analyseDocument(
       signatures.push({ ...s, confidence: round4(s.confidence), index: signatures.length, page: pageNo });
       perSignatureQuality.push(q);
       t = now();
-      crops.push(featureCrop(wide, inWide, opts.inputType));
+      crops.push(featureCrop(wide, inWide, opts.inputType, crop));
       timings.features += now() - t;
       if (opts.renderCrops !== false) cropPngs.push(await encodeGreyPng(fitWithin(window, CROP_MAX_SIDE)));
     }
