@@ -4,14 +4,21 @@
  */
 import { getCore } from "../verify/core-module";
 import { openDocument } from "../verify/decode";
-import { checkDocument, InsufficientReferencesError } from "../verify/pipeline";
+import { checkDocument, InsufficientReferencesError, learnedCropPng } from "../verify/pipeline";
 import { ModelMismatchError } from "../verify/compare";
 import type { ReferenceModel } from "../verify/model";
 import type { TemplateModel } from "../verify/template";
 import { signatureCropPng } from "../verify/render";
-import { VerifyError } from "../verify/types";
+import { VerifyError, type Raster } from "../verify/types";
 import type { CheckEngine, VerificationEngine } from "./engine";
 import { liveEngine } from "./engine-live";
+
+/** Page `page` (from 1) of a stored input, decoded whole. */
+async function pageOf(bytes: Uint8Array, page: number): Promise<Raster> {
+  const doc = await openDocument(bytes);
+  if (page < 1 || page > doc.pageCount) throw new VerifyError("page_out_of_range", `page ${page} is outside the document`);
+  return doc.decodePage(page - 1);
+}
 
 /** The references cannot be compared with: too few usable ones, or a model built by another engine version. */
 export class NotEnoughReferences extends Error {
@@ -99,9 +106,11 @@ export function liveCheckEngine(): VerificationEngine & CheckEngine {
     },
 
     async signatureCrop(bytes, page, box) {
-      const doc = await openDocument(bytes);
-      if (page < 1 || page > doc.pageCount) throw new VerifyError("page_out_of_range", `page ${page} is outside the document`);
-      return signatureCropPng(await doc.decodePage(page - 1), box);
+      return signatureCropPng(await pageOf(bytes, page), box);
+    },
+
+    async learnedCrop(bytes, page, box, inputType) {
+      return learnedCropPng(await pageOf(bytes, page), box, inputType);
     },
   };
   return engine;

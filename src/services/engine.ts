@@ -128,4 +128,10 @@ export interface CheckEngine {
   ): Promise<CheckedDocument>;
   /** Grey PNG crop of a located signature: 8% padding, at most 640 px on the long side. */
   signatureCrop(bytes: Uint8Array, page: number, box: Box): Promise<Uint8Array>;
+  /**
+   * What a confirmed signature is learned from, as a grey PNG: the pixels the check's features were taken
+   * from (a page's printed rules painted out unless the input was a bare signature image), at full
+   * resolution, on a margin of paper as wide as signatureCrop's padding.
+   */
+  learnedCrop(bytes: Uint8Array, page: number, box: Box, inputType: string | null): Promise<Uint8Array>;
 }

@@ -29,12 +29,12 @@ import type { ReferenceRow } from "../storage/schema/subjects";
 import type { CheckItemRow } from "../storage/schema/checks";
 import type { CheckCrops } from "./check-crops";
 import { subjectsRepo } from "../storage/subjects";
-import { isVerifyError, type Box } from "../verify/types";
+import { isVerifyError } from "../verify/types";
 import { storedResultOf, type StoredResult } from "./check-results";
 import { rebuildModel } from "./enrolment";
 import { staleReferences } from "./feature-upgrade";
 import type { VerificationEngine } from "./engine";
-import { cropKey, inboxExpired } from "./inbox";
+import { inboxExpired } from "./inbox";
 import type { LearningEngine } from "./learning-engine-live";
 import { logError } from "../util/log";
 
@@ -60,11 +60,8 @@ export interface LearningDeps {
   learner: LearningEngine;
   /** Learned references kept per subject (the oldest learned goes first), unless the check's policy sets learning.max_references. */
   cap?: number;
-  /**
-   * Renders a signature's crop from the item's input when none is kept (a queued check leaves crops to
-   * their first read; services/check-crops.ts). Without it, only a kept crop can be learned.
-   */
-  crops?: Pick<CheckCrops, "signatureCrop">;
+  /** The crop a confirmed signature is learned from, rendered from the item's input (services/check-crops.ts). */
+  crops: Pick<CheckCrops, "learnedCrop">;
   /** Told of every learning outcome once it is committed (the tenant's webhooks: reference.learned). */
   announce?: (outcome: LearningOutcome) => Promise<void>;
 }
@@ -297,18 +294,6 @@ function subjectChange(result: StoredResult, subjectCreatedAt: string, refs: Ref
  * The learning queue's consumer for one confirmed item. Safe to run twice: only a review still
  * `queued` is acted on, and the learned reference's id and file key follow from the check id.
  */
-/** The kept crop of the candidate signature, else one rendered from the item's input; null once the inbox has expired. */
-async function candidateCrop(
-  deps: LearningDeps,
-  msg: LearnMessage,
-  item: CheckItemRow,
-  sig: { index: number; page: number; box: Box },
-): Promise<Uint8Array | null> {
-  if (deps.crops) return deps.crops.signatureCrop(msg.jobId, item, sig);
-  const crop = await deps.store.files.get(cropKey(msg.orgId, msg.jobId, msg.index, sig.index));
-  return crop ? new Uint8Array(await crop.arrayBuffer()) : null;
-}
-
 export async function learnConfirmed(deps: LearningDeps, msg: LearnMessage): Promise<ReviewRow["learning"] | "gone"> {
   const reviews = reviewsRepo(deps.store.db);
   const review = await reviews.get(msg.orgId, msg.jobId, msg.index);
@@ -369,9 +354,10 @@ export async function learnConfirmed(deps: LearningDeps, msg: LearnMessage): Pro
   });
   if (refusal) return refuse(refusal);
 
-  // The candidate is the crop the check kept of the best signature, enrolled as any reference would be.
-  const cropBytes = await candidateCrop(deps, msg, item, result.signatures[bestSignature]);
-  if (!cropBytes) return refuse({ reason: "input_expired", detail: "The signature's crop has expired from the job's inbox." });
+  // The candidate is the best signature's crop as the check's features saw it (a form's rules painted
+  // out), enrolled as any bare signature image would be.
+  const cropBytes = await deps.crops.learnedCrop(item, result.signatures[bestSignature]);
+  if (!cropBytes) return refuse({ reason: "input_expired", detail: "The check's input has expired from the job's inbox." });
   let enrolled;
   try {
     enrolled = await deps.engine.enrolReference(cropBytes);

@@ -5,6 +5,7 @@
  *   analyseDocument(bytes, opts)                  decode, judge quality, locate, crop
  *   enrolReference(core, bytes, opts)             one reference file -> features, thumbnail (or a rejection)
  *   checkDocument(core, bytes, model, policy, opts, onEvent?) -> CheckOutcome
+ *   learnedCropPng(page, box, inputType)          what a confirmed signature is learned from
  *
  * Pages are decoded one at a time and dropped once their signatures are cropped, so a long queued document
  * never holds more than one page in memory. Decode failures are typed VerifyErrors and propagate; the
@@ -22,6 +23,7 @@ import { locateSignatures, type LocatedSignature, type LocateTarget } from "./lo
 import { variantDistanceRow, type ReferenceModel } from "./model";
 import { assessQuality, type CaptureCue, type QualityReport } from "./quality";
 import { CROP_MAX_SIDE, cropRaster, encodeGreyPng, fitWithin, paddedBox, referenceThumbnailPng } from "./render";
+import { otsu } from "./morphology";
 import type { TemplateModel } from "./template";
 import { VerifyError, isVerifyError, type Box, type DecodeLimits, type Raster, type VerifyErrorCode } from "./types";
 
@@ -106,6 +108,44 @@ const now = () => performance.now();
  */
 function featureCrop(window: Raster, box: Box, inputType: string | undefined, crop = cropRaster(window, box)): Raster {
   return inputType === "signature_image" ? crop : eraseRules(window, box);
+}
+
+/**
+ * What a confirmed signature is learned from, as a grey PNG: exactly the pixels the check's features were
+ * taken from (`featureCrop`: a page's printed rules crossing the box painted out), on a margin of their
+ * own paper as wide as the reviewer crop's padding. Enrolled as a bare signature image it gives the
+ * features the check compared: nothing outside the box (the line signed on often runs just below it)
+ * and no downscaling. The reviewer's own crop keeps the page as it is.
+ */
+export async function learnedCropPng(page: Raster, box: Box, inputType: string | null | undefined): Promise<Uint8Array> {
+  const padded = paddedBox(box, page);
+  const context = inputType === "signature_image" ? padded : ruleWindow(box, padded, page);
+  const crop = featureCrop(cropRaster(page, context), within(box, context), inputType ?? undefined);
+  const tone = paperTone(crop.data);
+  const out: Raster = { width: padded.w, height: padded.h, data: new Uint8Array(padded.w * padded.h).fill(tone) };
+  const at = within(box, padded);
+  for (let y = 0; y < crop.height; y++)
+    out.data.set(crop.data.subarray(y * crop.width, (y + 1) * crop.width), (at.y + y) * out.width + at.x);
+  return encodeGreyPng(out);
+}
+
+/** The paper's grey level: the median of the pixels lighter than the ink threshold. */
+function paperTone(data: Uint8Array): number {
+  const t = otsu(data);
+  const hist = new Uint32Array(256);
+  let n = 0;
+  for (let i = 0; i < data.length; i++)
+    if (data[i] >= t) {
+      hist[data[i]]++;
+      n++;
+    }
+  if (n === 0) return 255;
+  let seen = 0;
+  for (let v = 255; v >= 0; v--) {
+    seen += hist[v];
+    if (seen * 2 >= n) return v;
+  }
+  return 255;
 }
 
 /** `box` in the pixels of `outer`, a box of the same page that holds it. */

@@ -10,9 +10,13 @@ import worker from "../../src/index";
 import { beforeAll, describe, expect, it } from "vitest";
 import { api, createOrg, mintKey, type CreatedOrg } from "../helpers/tenant";
 import { signaturePng } from "../helpers/signatures";
-import { blankPage, encodePng } from "../fixtures/generator";
+import { blankPage, encodePng, makeWriter, renderForm } from "../fixtures/generator";
+import { decodePage } from "../../src/verify/decode";
+import type { Raster } from "../../src/verify/types";
 import { learnConfirmed } from "../../src/services/learning";
 import { liveEngine } from "../../src/services/engine-live";
+import { liveCheckEngine } from "../../src/services/check-engine-live";
+import { checkCrops } from "../../src/services/check-crops";
 import { liveLearningEngine } from "../../src/services/learning-engine-live";
 import { checkForm, enrolWriter, expectProblem, postCheck, type CheckResultBody } from "../helpers/checks";
 import { until } from "../helpers/wait";
@@ -107,6 +111,28 @@ async function unlearnReq(key: string, subject: string, body: unknown): Promise<
 
 let org: CreatedOrg;
 
+/** The largest share of an image's width that one row has dark (below 128). */
+function longestDarkRow(r: Raster): number {
+  let longest = 0;
+  for (let y = 0; y < r.height; y++) {
+    let dark = 0;
+    for (let x = 0; x < r.width; x++) if (r.data[y * r.width + x] < 128) dark++;
+    longest = Math.max(longest, dark / r.width);
+  }
+  return longest;
+}
+
+/** What the learning queue's consumer is given, for calling it directly. */
+function consumerDeps(): Parameters<typeof learnConfirmed>[0] {
+  const store = { name: "us" as const, db: env.DB_US, files: env.FILES_US };
+  return {
+    store,
+    engine: liveEngine(),
+    learner: liveLearningEngine(),
+    crops: checkCrops({ orgId: org.orgId, store, engine: liveCheckEngine() }),
+  };
+}
+
 beforeAll(async () => {
   org = await createOrg();
   await putPolicy(org.apiKey, "review", reviewPolicy(0.3));
@@ -162,7 +188,7 @@ describe("confirm", () => {
     expect(thumb.headers.get("Content-Type")).toBe("image/png");
   });
 
-  it("learns a queued item, whose crop the queue left to its first read, from a crop rendered of its input", async () => {
+  it("learns a queued item, whose crop the queue left to its first read, from its input", async () => {
     await enrolWriter(org.apiKey, "cid", WRITER, 3);
     const res = await postCheck(
       org.apiKey,
@@ -189,7 +215,8 @@ describe("confirm", () => {
       (await env.FILES_US.list({ prefix: `orgs/${org.orgId}/inbox/q-learn/` })).objects.filter((o) => o.key.includes("/crops/"));
     expect(await crops()).toEqual([]);
 
-    // Learning renders the candidate's crop from the input (and keeps it), as a first read would.
+    // Learning renders what it learns from of the input (rules painted out of it), which is not the
+    // reviewer's crop: none is kept.
     expect((await confirm(org.apiKey, "q-learn", 0)).status).toBe(200);
     const review = await until(
       async () => {
@@ -200,13 +227,49 @@ describe("confirm", () => {
       { what: "learning of q-learn/0", pauseMs: 100 },
     );
     expect(review!.learning, JSON.stringify(review!.learning)).toMatchObject({ status: "learned", ref_id: "learned-q-learn.0" });
-    expect((await crops()).length).toBe(1);
+    expect(await crops()).toEqual([]);
 
-    // The other item's crop is rendered by its first read, then kept.
+    // An item's crop is rendered by its first read, then kept.
     const image = await api("/sig/checks/q-learn/items/1/image", { key: org.apiKey });
     expect(image.status).toBe(200);
     expect(image.headers.get("Content-Type")).toBe("image/png");
-    expect((await crops()).length).toBe(2);
+    expect((await crops()).length).toBe(1);
+  });
+
+  it("learns a signature confirmed on a form without the line it was signed on, which the reviewer's crop keeps", async () => {
+    await enrolWriter(org.apiKey, "lin", WRITER, 3);
+    const page = renderForm({
+      signatures: [{ writer: makeWriter(WRITER), variant: 9, box: { x: 200, y: 1200, w: 800, h: 260 } }],
+      seed: 4,
+      stamp: false,
+    });
+    const res = await postCheck(
+      org.apiKey,
+      checkForm(
+        { job_id: "form-learn", policy: "any-score", items: [{ file: "doc", subject_reference: "lin", input_type: "scan" }] },
+        { doc: encodePng(page.raster) },
+      ),
+    );
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(((await res.json()) as CheckResultBody).decision).toBe("FLAG");
+    expect((await confirm(org.apiKey, "form-learn")).status).toBe(200);
+    const review = await settled(org.apiKey, "form-learn");
+    expect(review.learning, JSON.stringify(review.learning)).toMatchObject({ status: "learned", ref_id: "learned-form-learn.0" });
+
+    // The form's line crosses the signature at 0.8 of its box: the reviewer sees it across the crop...
+    const reviewer = await api("/sig/checks/form-learn/items/0/image", { key: org.apiKey });
+    expect(reviewer.status).toBe(200);
+    expect(longestDarkRow(await decodePage(new Uint8Array(await reviewer.arrayBuffer()), 0))).toBeGreaterThan(0.75);
+    // ...and the learned reference, stored as what the check's features were taken from, has none of it.
+    const row = await env.DB_US.prepare(
+      "SELECT file_key FROM subject_references WHERE org_id = ? AND subject_reference = 'lin' AND ref_id = ?",
+    )
+      .bind(org.orgId, "learned-form-learn.0")
+      .first<{ file_key: string }>();
+    const stored = await env.FILES_US.get(row!.file_key);
+    const learned = await decodePage(new Uint8Array(await stored!.arrayBuffer()), 0);
+    expect(longestDarkRow(learned)).toBeLessThan(0.6);
+    expect(longestDarkRow(learned)).toBeGreaterThan(0.05);
   });
 
   it("answers 404 for a missing item and for another tenant's", async () => {
@@ -306,12 +369,7 @@ describe("a confirmation learning cannot use", () => {
     // A stray learning message for it changes nothing and tells of nothing.
     const told: unknown[] = [];
     const outcome = await learnConfirmed(
-      {
-        store: { name: "us", db: env.DB_US, files: env.FILES_US },
-        engine: liveEngine(),
-        learner: liveLearningEngine(),
-        announce: async (o) => void told.push(o),
-      },
+      { ...consumerDeps(), announce: async (o) => void told.push(o) },
       { kind: "learn", orgId: org.orgId, region: "us", jobId: "late-expired", index: 0 },
     );
     expect(outcome).toBe("refused");
@@ -416,10 +474,7 @@ describe("the entry bar", () => {
       ).bind(org.orgId, now, now),
       env.DB_US.prepare("UPDATE check_jobs SET inbox_swept_at = ? WHERE org_id = ? AND job_id = 'bar-expired'").bind(now, org.orgId),
     ]);
-    const outcome = await learnConfirmed(
-      { store: { name: "us", db: env.DB_US, files: env.FILES_US }, engine: liveEngine(), learner: liveLearningEngine() },
-      { kind: "learn", orgId: org.orgId, region: "us", jobId: "bar-expired", index: 0 },
-    );
+    const outcome = await learnConfirmed(consumerDeps(), { kind: "learn", orgId: org.orgId, region: "us", jobId: "bar-expired", index: 0 });
     expect(outcome).toBe("refused");
     expect((await reviewOf(org.apiKey, "bar-expired"))!.learning).toMatchObject({ status: "refused", reason: "input_expired" });
   });

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { eraseRules } from "../../src/verify/crop-rules";
-import { analyseDocument } from "../../src/verify/pipeline";
+import { getCore } from "../../src/verify/core-module";
+import { decodePage } from "../../src/verify/decode";
+import { extractFeatures, featureVector } from "../../src/verify/features";
+import { analyseDocument, enrolReference, learnedCropPng } from "../../src/verify/pipeline";
 import { cropRaster } from "../../src/verify/render";
 import type { Box, Raster } from "../../src/verify/types";
 import { fillRect, strokePolyline } from "../fixtures/draw";
@@ -184,5 +187,35 @@ describe("painting printed rules out of a located signature", () => {
       longest = Math.max(longest, dark / c.width);
     }
     expect(longest).toBeGreaterThan(0.9);
+  });
+
+  it("gives learning the pixels the check's features saw: enrolled as a bare image, the same features", async () => {
+    const core = getCore();
+    // Writer 23's ink ends just above the form's line, writer 8's line runs through the signature.
+    for (const [writer, variant] of [
+      [23, 9],
+      [8, 1],
+    ]) {
+      const form = renderForm({
+        signatures: [{ writer: makeWriter(writer), variant, box: { x: 200, y: 1200, w: 800, h: 260 } }],
+        seed: 4,
+        stamp: false,
+      });
+      const a = await analyseDocument(encodePng(form.raster), { inputType: "scan", qualityFloor: 0, renderCrops: false });
+      const png = await learnedCropPng(form.raster, a.signatures[0].box, "scan");
+      const learned = await decodePage(png, 0);
+      for (let y = 0; y < learned.height; y++) {
+        let dark = 0;
+        for (let x = 0; x < learned.width; x++) if (learned.data[y * learned.width + x] < 128) dark++;
+        expect(dark / learned.width, `writer ${writer}, row ${y}`).toBeLessThan(0.6);
+      }
+      const enrolled = await enrolReference(core, png, { qualityFloor: 0 });
+      if (!("features" in enrolled)) throw new Error(`not enrolled: ${enrolled.detail}`);
+      const checked = featureVector(extractFeatures(core, a.crops[0]));
+      const relearned = featureVector(enrolled.features);
+      let diff = 0;
+      for (let i = 0; i < checked.length; i++) diff = Math.max(diff, Math.abs(checked[i] - relearned[i]));
+      expect(diff, `writer ${writer}`).toBeLessThan(1e-4);
+    }
   });
 });
