@@ -31,7 +31,7 @@ import { DEFAULT_THRESHOLDS } from "../src/domain/policy-defaults";
 import { type Dataset, loadDataset, RASTERS_KEPT, type Sample, type Writer } from "./lib/dataset";
 import { lodoParams, lodoTargets } from "./lib/lodo";
 import { loadNodeCore } from "./lib/node-core";
-import { modelFor, questionedOf, runProtocol } from "./lib/protocol";
+import { modelFor, questionedOf, regimeCounter, runProtocol } from "./lib/protocol";
 import type { Trial } from "./lib/trial";
 import { pct, rates } from "./lib/rates";
 import { CONDITIONS, type Condition, rngFor } from "./lib/render";
@@ -79,13 +79,17 @@ function cell(trials: Trial[]): Cell {
 /** References from `refsFrom` (clean), questioned samples from `questioned` (rendered): same writers, same order. */
 function runMixed(core: Core, refsFrom: Writer[], questioned: Writer[], n: number, params: ScoringParams): Trial[] {
   const trials: Trial[] = [];
+  const switched = regimeCounter();
   refsFrom.forEach((w, i) => {
     if (w.genuine.length < 2) return;
     const model = modelFor(core, w, n, params);
     for (const q of questionedOf(questioned[i], n, questioned)) {
-      trials.push({ writer: w.id, kind: q.kind, score: compareToModel(core, q.sample.features, model, params).score });
+      const c = compareToModel(core, q.sample.features, model, params);
+      switched.add(q.kind, c.regime === "blurred");
+      trials.push({ writer: w.id, kind: q.kind, score: c.score });
     }
   });
+  switched.log(`N=${n} (questioned rendered)`);
   return trials;
 }
 

@@ -10,8 +10,8 @@ for (let v = 0; v < 4; v++) writeFileSync(`${out}/alice-${v + 1}.png`, encodePng
 writeFileSync(`${out}/mallory-1.png`, encodePng(renderSignature(makeWriter(202), { variant: 0, height: 200 })));
 // A blank form with two signature boxes (the first at x 110, y 1368, 430 x 160 px), and a scan and a phone
 // photo of it signed by alice in the first box, for the template walkthrough in the README. The scan is
-// shifted and turned a little, as a sheet on a scanner is; the photo is also blurred, which references
-// enrolled from clean images do not tolerate yet (docs/accuracy.md, "Blur").
+// shifted and turned a little, as a sheet on a scanner is; the photo is also blurred, and is compared in the
+// blurred regime against references enrolled from clean images (docs/accuracy.md, "The blurred regime").
 const boxes = signatureBoxes(1240, 1754, 2);
 writeFileSync(`${out}/form-blank.png`, encodePng(renderForm({ signatures: [], boxes, seed: 9 }).raster));
 const filled = renderForm({ signatures: [{ writer: alice, variant: 2, box: boxes[0] }], boxes, seed: 9 }).raster;

@@ -104,6 +104,11 @@ export function normPointer(): usize {
   return pre.normPtr;
 }
 
+/** Blur the normalised image (see lib/preprocess blurNorm): the blurred comparison regime. */
+export function blurNorm(sigma: f32): void {
+  pre.blurNorm(sigma);
+}
+
 /** Point the core back at an earlier normalised image (variants all start from the original). */
 export function setNorm(p: usize): void {
   pre.setNormPtr(p);

@@ -1,6 +1,9 @@
 // The "Blur" section of docs/accuracy.md: how far a phone photo of a signed form moves each feature group
 // of the signature, against how far two genuine signings of its writer are apart, and what the photo scores.
-//   node --import tsx bench/experiments/blur-groups.ts
+//   node --import tsx bench/experiments/blur-groups.ts [--params FILE]
+// --params: scoring parameters to use instead of the shipped ones (e.g. from bench/train/train.ts --out FILE).
+import { readFileSync } from "node:fs";
+import { DEFAULT_PARAMS, type ScoringParams } from "../../src/verify/calibration";
 import { compareToModel } from "../../src/verify/compare";
 import { extractFeatures, featureVector } from "../../src/verify/features";
 import { locateSignatures } from "../../src/verify/locate";
@@ -10,6 +13,8 @@ import { makeWriter, photoOf, renderForm, renderSignature, scanOf, signatureBoxe
 import { loadNodeCore } from "../lib/node-core";
 
 const core = loadNodeCore();
+const paramsAt = process.argv.indexOf("--params");
+const params: ScoringParams = paramsAt >= 0 ? JSON.parse(readFileSync(process.argv[paramsAt + 1], "utf8")) : DEFAULT_PARAMS;
 const alice = makeWriter(101);
 const boxes = signatureBoxes(1240, 1754, 2);
 const form = renderForm({ signatures: [{ writer: alice, variant: 2, box: boxes[0] }], boxes, seed: 9 });
@@ -44,7 +49,7 @@ const refs = [0, 1, 2, 3].map((v) => {
   const raster = renderSignature(alice, { variant: v, height: 200 });
   return { refId: `alice-${v + 1}`, features: extractFeatures(core, raster), raster };
 });
-const model = buildReferenceModel(core, refs);
+const model = buildReferenceModel(core, refs, params);
 const pages = {
   scan: scanOf(form.raster, { seed: 5, dx: 14, dy: -9, rotation: 1 }),
   "photo, level": photoOf(form.raster, { seed: 5, rotation: 0 }),
@@ -52,7 +57,10 @@ const pages = {
 };
 for (const [name, page] of Object.entries(pages)) {
   for (const s of locateSignatures([page], { inputType: "form" })) {
-    const score = compareToModel(core, extractFeatures(core, cropRaster(page, s.box)), model).score;
-    console.log(`${name}: located box ${s.box.w} x ${s.box.h} (signature ${box.w} x ${box.h}), score ${score.toFixed(4)}`);
+    const q = extractFeatures(core, cropRaster(page, s.box));
+    const c = compareToModel(core, q, model, params);
+    console.log(
+      `${name}: located box ${s.box.w} x ${s.box.h} (signature ${box.w} x ${box.h}), score ${c.score.toFixed(4)}, edge width ${q.edgeWidth ?? "-"} px, regime ${c.regime ?? "as captured"}`,
+    );
   }
 }

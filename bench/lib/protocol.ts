@@ -38,15 +38,35 @@ export function modelFor(core: Core, w: Writer, n: number, params: ScoringParams
   );
 }
 
+/** How many questioned signatures of each kind compare.ts scored in the blurred regime (stderr). */
+export function regimeCounter() {
+  const all: Record<string, number> = {};
+  const blurred: Record<string, number> = {};
+  return {
+    add(kind: string, isBlurred: boolean) {
+      all[kind] = (all[kind] ?? 0) + 1;
+      if (isBlurred) blurred[kind] = (blurred[kind] ?? 0) + 1;
+    },
+    log(label: string) {
+      const parts = Object.keys(all).map((k) => `${k} ${blurred[k] ?? 0}/${all[k]} (${(((blurred[k] ?? 0) / all[k]) * 100).toFixed(1)}%)`);
+      process.stderr.write(`  blurred regime ${label}: ${parts.join(", ")}\n`);
+    },
+  };
+}
+
 /** Score every questioned sample of every writer through the production compare path. */
 export function runProtocol(core: Core, writers: Writer[], pool: Writer[], n: number, params: ScoringParams): Trial[] {
   const trials: Trial[] = [];
+  const switched = regimeCounter();
   for (const w of writers) {
     if (w.genuine.length < 2) continue;
     const model = modelFor(core, w, n, params);
     for (const q of questionedOf(w, n, pool)) {
-      trials.push({ writer: w.id, kind: q.kind, score: compareToModel(core, q.sample.features, model, params).score });
+      const c = compareToModel(core, q.sample.features, model, params);
+      switched.add(q.kind, c.regime === "blurred");
+      trials.push({ writer: w.id, kind: q.kind, score: c.score });
     }
   }
+  switched.log(`N=${n}`);
   return trials;
 }

@@ -16,6 +16,7 @@ import { DEFAULT_QUALITY_FLOOR, DEFAULT_THRESHOLDS } from "../../src/domain/poli
 import { compareToModel } from "../../src/verify/compare";
 import { getCore } from "../../src/verify/core-module";
 import { openDocument, type ScaledPage } from "../../src/verify/decode";
+import { edgeWidth } from "../../src/verify/blur-measure";
 import { extractFeatures, featureVector } from "../../src/verify/features";
 import { groupDistancesTs } from "../../src/verify/kernels-ts";
 import { locateSignatures } from "../../src/verify/locate";
@@ -162,7 +163,13 @@ it("speed", async () => {
     () => cropRaster(page, paddedBox(sigBox, page)),
     () => scaled.crop(paddedBox(sigBox, scaled)),
   );
-  report("A4: features (one signature)", await measure(() => extractFeatures(core, crop)));
+  // A check extracts the blurred regime's vector only for a blurred capture; a reference always does.
+  report(
+    "A4: features (one signature, as a check of a sharp scan)",
+    await measure(() => extractFeatures(core, crop, { blurredVector: "when-blurred" })),
+  );
+  report("A4: features (one signature, as a reference: both regimes)", await measure(() => extractFeatures(core, crop)));
+  report("A4: blur measure (edge width of the crop)", await measure(() => edgeWidth(crop)));
   await attempt("A4: compare (10 references)", () => measure(() => compareToModel(core, f, model)));
   if (cmpOk) {
     await pair(

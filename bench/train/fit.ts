@@ -5,8 +5,8 @@ import type { Core } from "../../src/verify/core";
 import type { ScoringParams } from "../../src/verify/calibration";
 import { DEFAULT_THRESHOLDS } from "../../src/domain/policy-defaults";
 import { comparisonVector } from "../../src/verify/compare";
-import { FEATURE_VERSION, featureVector } from "../../src/verify/features";
-import { JITTERS, aggregate } from "../../src/verify/model";
+import { blurredView, FEATURE_VERSION, featureVector } from "../../src/verify/features";
+import { aggregate, variantDistanceRow } from "../../src/verify/model";
 import type { Writer } from "../lib/dataset";
 import { modelFor, questionedOf } from "../lib/protocol";
 
@@ -79,9 +79,9 @@ export function fitParams(core: Core, writers: Writer[], opt: FitOptions): Scori
   for (const w of writers) {
     const first = w.genuine[0];
     if (!first?.raster || w.genuine.length < 3) continue;
-    const { variants } = core.extract(first.raster, JITTERS);
-    if (!variants.length) continue;
-    const v = aggregate(core.groupDistances(featureVector(first.features), variants), variants.length, G, variants.length);
+    // The sharp vector's distances to its variants, also for the blurred fit (see variantDistanceRow).
+    const v = variantDistanceRow(core, first.raster);
+    if (!v) continue;
     const others = w.genuine.slice(1, 11).map((s) => featureVector(s.features));
     const r = aggregate(core.groupDistances(featureVector(first.features), others), others.length, G, k);
     for (let g = 0; g < G; g++) if (v[g] > 0) ratios[g].push(r[g] / v[g]);
@@ -163,6 +163,19 @@ export function fitParams(core: Core, writers: Writer[], opt: FitOptions): Scori
     params.classifiers.push({ maxRefs, weights: c.weights, bias: c.bias, calibration });
   }
   return params;
+}
+
+/**
+ * The blurred regime (compare.ts): the same fit on the training writers' blurred vectors. Which captures
+ * are scored by it is not learned: a crop's edge width above BLURRED_EDGE_WIDTH (blur-measure.ts).
+ */
+export function fitBlurred(core: Core, writers: Writer[], opt: FitOptions): ScoringParams {
+  const blurredWriters = writers.map((w) => ({
+    ...w,
+    genuine: w.genuine.map((s) => ({ ...s, features: blurredView(s.features) })),
+    forgeries: w.forgeries.map((s) => ({ ...s, features: blurredView(s.features) })),
+  }));
+  return fitParams(core, blurredWriters, opt);
 }
 
 /**

@@ -5,6 +5,8 @@
 //   npm run train:scoring [-- --cache DIR]     every dataset of the nearest shared/datasets
 //   node --import tsx bench/train/train.ts [<dataset folder>...] [--out src/verify/data/scoring.json] [--cache DIR]
 //
+// The file holds the parameters of both regimes: as captured, and blurred (params.blurred, compare.ts).
+//
 // The file is written through Biome's formatter, as the tree is formatted, so a retrain that changes
 // nothing leaves no diff.
 import { execFileSync } from "node:child_process";
@@ -13,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { loadDataset, type Writer } from "../lib/dataset";
 import { datasetFolders, findDatasetsRoot } from "../lib/lodo";
 import { loadNodeCore } from "../lib/node-core";
-import { fitParams } from "./fit";
+import { fitBlurred, fitParams } from "./fit";
 
 const args = process.argv.slice(2);
 const outAt = args.indexOf("--out");
@@ -36,6 +38,7 @@ for (const f of folders) {
   names.push(ds.name);
 }
 const params = fitParams(core, writers, { trainedOn: names });
+params.blurred = fitBlurred(core, writers, { trainedOn: names });
 const round = (v: number) => Number(v.toPrecision(6));
 writeFileSync(out, `${JSON.stringify(params, (_, v) => (typeof v === "number" ? round(v) : v), 1)}\n`);
 const biome = fileURLToPath(new URL("../../node_modules/.bin/biome", import.meta.url));

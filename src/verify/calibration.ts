@@ -35,6 +35,11 @@ export interface ScoringParams {
    * calibration per band keeps a score meaning the same whatever the count.
    */
   classifiers: Classifier[];
+  /**
+   * The blurred regime: parameters fitted on the training writers' blurred vectors, for a questioned
+   * signature whose capture is blurred (compare.ts). Absent: every signature is compared as it is.
+   */
+  blurred?: ScoringParams;
 }
 
 export interface Classifier {

@@ -12,7 +12,7 @@
  */
 import type { Core } from "./core";
 import { DEFAULT_PARAMS, scoreOf, type ScoringParams } from "./calibration";
-import { FEATURE_VERSION, featureVector, type SignatureFeatures } from "./features";
+import { blurredView, FEATURE_VERSION, featureVector, isBlurred, type SignatureFeatures } from "./features";
 import { aggregate, LEARNED_DISTANCE_FLOOR, type ReferenceModel } from "./model";
 
 export interface Region {
@@ -25,6 +25,8 @@ export interface Comparison {
   distance: number;
   bestRefId: string;
   regions: Region[];
+  /** Set when the questioned signature was compared in the blurred regime (calibration.ts `blurred`). */
+  regime?: "blurred";
 }
 
 export class ModelMismatchError extends Error {
@@ -88,6 +90,13 @@ export function compareToModel(
   if (model.featureVersion !== FEATURE_VERSION || features.version !== FEATURE_VERSION) {
     throw new ModelMismatchError("the reference model was built with other features: rebuild it");
   }
+  // A blurred capture (a phone photo out of focus) has lost the fine texture its sharp references have: it
+  // is compared by its blurred vector against the references' blurred vectors, with parameters fitted so.
+  // References blurred alike are left as they are: matched blur compares as well as matched sharpness.
+  const b = params.blurred;
+  if (b && model.blurred && features.blurred && isBlurred(features.edgeWidth) && !referencesBlurred(model)) {
+    return { ...compareToModel(core, blurredView(features), model.blurred, b), regime: "blurred" };
+  }
   const active = model.refs.filter((r) => !r.outlier);
   if (active.length === 0) throw new ModelMismatchError("the reference model has no usable reference");
   const q = featureVector(features);
@@ -127,6 +136,18 @@ export function compareToModel(
     bestRefId: active[best].refId,
     regions: deviatingRegions(core, q, refVectors[best], features.inkBox),
   };
+}
+
+/** The references' median edge width is a blurred capture's (features.ts isBlurred). */
+function referencesBlurred(model: ReferenceModel): boolean {
+  const widths = model.refs
+    .filter((r) => !r.outlier)
+    .map((r) => r.features.edgeWidth)
+    .filter((w): w is number => typeof w === "number")
+    .sort((x, y) => x - y);
+  if (widths.length === 0) return false;
+  const m = widths.length >> 1;
+  return isBlurred(widths.length % 2 ? widths[m] : (widths[m - 1] + widths[m]) / 2);
 }
 
 function zoneChi2(a: Float32Array, b: Float32Array, from: number, len: number): number {

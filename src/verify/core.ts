@@ -43,6 +43,7 @@ interface CoreExports {
   groupDistances(q: number, refs: number, count: number, out: number): void;
   normPointer(): number;
   setNorm(p: number): void;
+  blurNorm(sigma: number): void;
 }
 
 /** Small geometric and elastic distortion of a signature, for synthetic reference variants. */
@@ -54,8 +55,13 @@ export interface Jitter {
   phase: number;
 }
 
+/** Gaussian sigma, in pixels of the normalised image, of the blurred comparison regime (compare.ts). */
+export const BLUR_SIGMA = 1.0;
+
 export interface Extraction {
   vector: Float32Array;
+  /** The features of the normalised image blurred by BLUR_SIGMA (`vector` itself for a blank crop, or when not asked for). */
+  blurred: Float32Array;
   /** False when the crop held no ink (the vector is then all zeros). */
   inkFound: boolean;
   /** The ink box in the raster's pixels. */
@@ -69,8 +75,11 @@ export interface Core {
   readonly groupOffsets: readonly number[];
   /** 0 = chi-square, 1 = squared L2, per group. */
   readonly groupKinds: readonly number[];
-  /** Preprocess and extract; with `jitters`, also the features of distorted variants of the same ink. */
-  extract(raster: Raster, jitters?: readonly Jitter[]): { main: Extraction; variants: Float32Array[] };
+  /**
+   * Preprocess and extract; with `jitters`, also the features of distorted variants of the same ink. The
+   * blurred regime's vector is extracted unless `withBlurred` is false (`blurred` is then `vector` itself).
+   */
+  extract(raster: Raster, jitters?: readonly Jitter[], withBlurred?: boolean): { main: Extraction; variants: Float32Array[] };
   /** Per-group distances of q to each ref: a Float32Array of refs.length * groupCount (ref-major). */
   groupDistances(q: Float32Array, refs: readonly Float32Array[]): Float32Array;
   /** Bytes of linear memory the core holds now (0 between calls once a large call was released). */
@@ -151,7 +160,7 @@ export function createCore(module: WebAssembly.Module): Core {
       return peak;
     },
     memoryBytes: () => x?.memory.buffer.byteLength ?? 0,
-    extract(original, jitters = []) {
+    extract(original, jitters = [], withBlurred = true) {
       if (original.data.length < original.width * original.height || original.width < 1 || original.height < 1) {
         throw new RangeError("raster data is smaller than width x height");
       }
@@ -176,6 +185,12 @@ export function createCore(module: WebAssembly.Module): Core {
               };
         const normPtr = c.normPointer();
         const vector = readVector(c, c.features());
+        let blurred = vector;
+        if (found && withBlurred) {
+          c.setNorm(normPtr);
+          c.blurNorm(BLUR_SIGMA);
+          blurred = readVector(c, c.features());
+        }
         const variants: Float32Array[] = [];
         if (found) {
           for (const j of jitters) {
@@ -185,7 +200,7 @@ export function createCore(module: WebAssembly.Module): Core {
             variants.push(readVector(c, c.features()));
           }
         }
-        return { main: { vector, inkFound: found, inkBox }, variants };
+        return { main: { vector, blurred, inkFound: found, inkBox }, variants };
       });
     },
     groupDistances(q, refs) {

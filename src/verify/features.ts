@@ -1,7 +1,7 @@
 /**
  * Signature features: what the WASM core extracts from a signature crop, in a JSON-serialisable form.
  *
- *   extractFeatures(core, signature: Raster): SignatureFeatures
+ *   extractFeatures(core, signature: Raster, opts?): SignatureFeatures
  *   featureVector(features): Float32Array          (decoded once per object, cached)
  *
  * The vector holds only shape: ink weights relative to the image's own grey levels, tight crop, size
@@ -12,8 +12,14 @@
  * ink levels, and isolated specks are left out of the ink box. The shape groups (HOG, ink mass, profiles,
  * co-occurrence, column sequence) are computed on the ink redrawn at one mean stroke width (version 3,
  * wasm/lib/stroke.ts); the LBP groups keep the stroke's own texture.
+ *
+ * Version 4 adds a second regime for blurred captures (a phone photo out of focus): the crop's edge width
+ * (blur-measure.ts) and the vector of the normalised image blurred by BLUR_SIGMA (core.ts). A blurred
+ * questioned signature is compared by that vector against its references' blurred vectors (compare.ts),
+ * since blur changes the stroke texture the sharp vector reads but leaves blurred texture comparable.
  */
 import type { Core } from "./core";
+import { BLURRED_EDGE_WIDTH, edgeWidth } from "./blur-measure";
 import type { Raster } from "./types";
 
 /**
@@ -21,12 +27,22 @@ import type { Raster } from "./types";
  * files and their models rebuilt before use; the shipped parameters are retrained (`npm run train:scoring`,
  * `npm run train:forgeability`).
  */
-export const FEATURE_VERSION = 3;
+export const FEATURE_VERSION = 4;
 
 export interface SignatureFeatures {
   version: number;
   /** Base64 of the little-endian f32 feature vector. */
   vector: string;
+  /**
+   * Version 4: base64 of the feature vector of the normalised image blurred by BLUR_SIGMA (core.ts), the
+   * vector a blurred questioned signature is compared by (compare.ts).
+   */
+  blurred?: string;
+  /**
+   * Version 4: the lower quartile of the crop's edge widths in its own pixels (blur-measure.ts), null
+   * when nothing could be measured: above BLURRED_EDGE_WIDTH the capture is blurred (compare.ts).
+   */
+  edgeWidth?: number | null;
   /** False when the crop held no ink. */
   inkFound: boolean;
   /** The ink's tight box as fractions of the raster (x, y, w, h in [0, 1]). */
@@ -35,11 +51,23 @@ export interface SignatureFeatures {
 
 const cache = new WeakMap<SignatureFeatures, Float32Array>();
 
-export function extractFeatures(core: Core, signature: Raster): SignatureFeatures {
-  const { main } = core.extract(signature);
-  const f = {
+/**
+ * `blurredVector`: "always" for a reference (any later check may be blurred), "when-blurred" for a
+ * questioned signature, whose blurred vector is compared only when its own capture is blurred.
+ */
+export function extractFeatures(
+  core: Core,
+  signature: Raster,
+  opts: { blurredVector: "always" | "when-blurred" } = { blurredVector: "always" },
+): SignatureFeatures {
+  const width = roundWidth(edgeWidth(signature));
+  const withBlurred = opts.blurredVector === "always" || isBlurred(width);
+  const { main } = core.extract(signature, [], withBlurred);
+  const f: SignatureFeatures = {
     version: FEATURE_VERSION,
     vector: encodeVector(main.vector),
+    ...(withBlurred && main.inkFound ? { blurred: encodeVector(main.blurred) } : {}),
+    edgeWidth: main.inkFound ? width : null,
     inkFound: main.inkFound,
     inkBox: {
       x: main.inkBox.x / signature.width,
@@ -50,6 +78,20 @@ export function extractFeatures(core: Core, signature: Raster): SignatureFeature
   };
   cache.set(f, main.vector);
   return f;
+}
+
+/** A capture is blurred when its sharpest edges are wider than BLURRED_EDGE_WIDTH (blur-measure.ts). */
+export function isBlurred(edgeWidthPx: number | null | undefined): boolean {
+  return edgeWidthPx !== null && edgeWidthPx !== undefined && edgeWidthPx > BLURRED_EDGE_WIDTH;
+}
+
+function roundWidth(w: number | null): number | null {
+  return w === null ? null : Math.round(w * 1000) / 1000;
+}
+
+/** The same signature seen in the blurred regime: its blurred vector in place of the sharp one. */
+export function blurredView(f: SignatureFeatures): SignatureFeatures {
+  return { version: f.version, vector: f.blurred ?? f.vector, inkFound: f.inkFound, inkBox: f.inkBox };
 }
 
 export function featureVector(f: SignatureFeatures): Float32Array {

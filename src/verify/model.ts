@@ -11,7 +11,7 @@
  */
 import type { Core, Jitter } from "./core";
 import { DEFAULT_PARAMS, type ScoringParams } from "./calibration";
-import { FEATURE_VERSION, featureVector, type SignatureFeatures } from "./features";
+import { blurredView, FEATURE_VERSION, featureVector, type SignatureFeatures } from "./features";
 import type { Raster } from "./types";
 
 export const MODEL_VERSION = 1;
@@ -38,6 +38,11 @@ export interface ReferenceModel {
   stats: { mean: number[]; spread: number[] };
   /** What the statistics rest on. */
   basis: { references: number; variants: number; prior: number };
+  /**
+   * The same references in the blurred regime (their blurred vectors, statistics with params.blurred):
+   * compare.ts switches to it for a blurred questioned signature.
+   */
+  blurred?: ReferenceModel;
 }
 
 /**
@@ -94,10 +99,12 @@ function meanSpread(rows: number[][], groups: number): { mean: number[]; spread:
  * (JITTERS): the basis of the spread estimate when a subject has fewer than three references. Null when
  * the raster yields no variants.
  */
-export function variantDistanceRow(core: Core, raster: Raster, features: SignatureFeatures): number[] | null {
-  const { variants } = core.extract(raster, JITTERS);
+export function variantDistanceRow(core: Core, raster: Raster): number[] | null {
+  const { main, variants } = core.extract(raster, JITTERS, false);
   if (variants.length === 0) return null;
-  const d = core.groupDistances(featureVector(features), variants);
+  // The sharp vector's distances: the blurred regime's model and fit (params.blurred.variantRatio) read
+  // the same row as the sharp one.
+  const d = core.groupDistances(main.vector, variants);
   return aggregate(d, variants.length, core.groupCount, variants.length);
 }
 
@@ -179,31 +186,50 @@ export function buildReferenceModel(core: Core, refs: readonly ReferenceInput[],
     }
   }
   let basisVariants = 0;
+  const variantRows = new Map<number, number[]>();
   if (active.length < 3) {
     // Few references: synthetic variants tell how far this writer's own ink moves under small
     // distortions, scaled by how real genuine variation compares to synthetic (learned per group).
     for (const i of active) {
       const { raster, variantRow } = refs[i];
-      const agg = variantRow ?? (raster ? variantDistanceRow(core, raster, refs[i].features) : null);
+      const agg = variantRow ?? (raster ? variantDistanceRow(core, raster) : null);
       if (!agg) continue;
+      variantRows.set(i, agg);
       rows.push(agg.map((v, g) => v * params.variantRatio[g]));
       basisVariants += JITTERS.length;
     }
   }
   const stats = blend(meanSpread(rows, G), rows.length, params);
+  const blurred =
+    params.blurred && active.length > 0 && active.every((i) => refs[i].features.blurred)
+      ? buildReferenceModel(
+          core,
+          refs.map((r, i) => ({ ...r, features: blurredView(r.features), variantRow: variantRows.get(i) ?? r.variantRow })),
+          params.blurred,
+        )
+      : undefined;
   return {
     version: MODEL_VERSION,
     featureVersion: FEATURE_VERSION,
+    // A reference's blurred vector lives in the blurred sub-model only: the stored model stays twice, not
+    // three times, the size of the vectors.
     refs: refs.map((r, i) => ({
       refId: r.refId,
-      features: r.features,
+      features: sharpOnly(r.features),
       outlier: outlier.has(i) || !usable[i],
       looZ: looZ.has(i) ? looZ.get(i)! : null,
       ...(r.learned ? { learned: true } : {}),
     })),
     stats,
     basis: { references: active.length, variants: basisVariants, prior: params.prior.strength },
+    ...(blurred ? { blurred } : {}),
   };
+}
+
+function sharpOnly(f: SignatureFeatures): SignatureFeatures {
+  if (f.blurred === undefined) return f;
+  const { blurred: _, ...sharp } = f;
+  return sharp;
 }
 
 /** Blend writer statistics from `n` observations with the population prior, and floor the spread. */

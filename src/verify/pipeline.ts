@@ -345,7 +345,7 @@ export async function enrolReference(core: Core, bytes: Uint8Array, opts: EnrolO
     const features = extractFeatures(core, crop);
     if (!features.inkFound) return { rejected: "no_signature", detail: "the located signature holds no ink" };
     // Computed now, while the crop is at hand: the model needs it when the subject has few references.
-    const variantRow = variantDistanceRow(core, crop, features);
+    const variantRow = variantDistanceRow(core, crop);
     return { features, variantRow, quality, page: pageNo, box: best.box, thumbnailPng };
   } catch (err) {
     if (isVerifyError(err)) return { rejected: err.code, detail: err.message };
@@ -444,7 +444,8 @@ export async function checkDocument(
     const s = located[i];
     if (s.unreadable) continue;
     let t = now();
-    const features = extractFeatures(core, a.crops[i]);
+    // The blurred regime's vector only for a blurred capture: it is compared by nothing else.
+    const features = extractFeatures(core, a.crops[i], { blurredVector: "when-blurred" });
     a.timings.features += now() - t;
     t = now();
     const c = compareToModel(core, features, model);

@@ -217,8 +217,10 @@ describe("checks with a template", () => {
     expect(result.signatures[0].box_name).toBe("co_borrower");
     // The photo is turned 2 degrees about its centre: the found box still covers most of the ink.
     expect(boxIoU(result.signatures[0].box, inkBox)).toBeGreaterThan(0.6);
-    expect(result.decision).not.toBeNull();
     expect(result.best_match.signature_index).toBe(0);
+    // bob's references are clean images; the photo is out of focus and is compared in the blurred regime,
+    // so his own signature is not failed (compared as captured, it was).
+    expect(["FLAG", "APPROVE", "AUTO_APPROVE"]).toContain(result.decision);
   });
 
   it("falls back to the free search when the document does not register, and says so", async () => {

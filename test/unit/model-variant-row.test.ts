@@ -14,11 +14,15 @@ describe("variant rows for few references", () => {
     const raster = renderSignature(makeWriter(300), { variant: 1 });
     const features = extractFeatures(core, raster);
     const fromRaster = buildReferenceModel(core, [{ refId: "r1", features, raster }]);
-    const row = variantDistanceRow(core, raster, features);
+    const row = variantDistanceRow(core, raster);
     expect(row).not.toBeNull();
     const fromRow = buildReferenceModel(core, [{ refId: "r1", features, variantRow: row }]);
     expect(fromRow.stats).toEqual(fromRaster.stats);
     expect(fromRow.basis.variants).toBeGreaterThan(0);
+    // The blurred regime's sub-model rests on the same row.
+    expect(fromRaster.blurred).toBeDefined();
+    expect(fromRow.blurred!.stats).toEqual(fromRaster.blurred!.stats);
+    expect(fromRow.blurred!.basis.variants).toBeGreaterThan(0);
     // Without either, the model rests on the population prior alone.
     const priorOnly = buildReferenceModel(core, [{ refId: "r1", features }]);
     expect(priorOnly.basis.variants).toBe(0);

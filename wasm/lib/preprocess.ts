@@ -269,6 +269,52 @@ export function preprocess(src: usize, w: i32, h: i32): bool {
 }
 
 /**
+ * The normalised image blurred by a separable Gaussian of `sigma` px (E24's canonicalBlur): the second
+ * comparison regime, for questioned signatures that are themselves blurred (a phone photo). Replaces normPtr.
+ */
+export function blurNorm(sigma: f32): void {
+  if (normW == 0 || sigma <= 0) return;
+  normPtr = gaussianBlur(normPtr, normW, normH, sigma);
+}
+
+function gaussianBlur(src: usize, W: i32, H: i32, sigma: f32): usize {
+  const r = <i32>Mathf.ceil(3 * sigma);
+  const k = arenaAlloc(<usize>(2 * r + 1) << 2);
+  let sum: f32 = 0;
+  for (let i = -r; i <= r; i++) {
+    const v = Mathf.exp(-(<f32>(i * i)) / (2 * sigma * sigma));
+    store<f32>(k + (<usize>(i + r) << 2), v);
+    sum += v;
+  }
+  for (let i = 0; i <= 2 * r; i++) store<f32>(k + (<usize>i << 2), load<f32>(k + (<usize>i << 2)) / sum);
+  const tmp = arenaCalloc(<usize>(W * H) << 2);
+  const dst = arenaCalloc(<usize>(W * H) << 2);
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      let a: f32 = 0;
+      for (let i = -r; i <= r; i++) {
+        const xx = x + i;
+        if (xx < 0 || xx >= W) continue;
+        a += load<f32>(k + (<usize>(i + r) << 2)) * load<f32>(src + (<usize>(y * W + xx) << 2));
+      }
+      store<f32>(tmp + (<usize>(y * W + x) << 2), a);
+    }
+  }
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      let a: f32 = 0;
+      for (let i = -r; i <= r; i++) {
+        const yy = y + i;
+        if (yy < 0 || yy >= H) continue;
+        a += load<f32>(k + (<usize>(i + r) << 2)) * load<f32>(tmp + (<usize>(yy * W + x) << 2));
+      }
+      store<f32>(dst + (<usize>(y * W + x) << 2), a);
+    }
+  }
+  return dst;
+}
+
+/**
  * A synthetic variant of the normalised image: rotation (radians), scale, horizontal shear and a smooth
  * sinusoidal elastic displacement (amplitude in pixels), about the centre, bilinear. Replaces normPtr.
  */

@@ -1,0 +1,142 @@
+// The blur measure that sends a questioned signature to the blurred comparison regime (src/verify/blur-measure.ts,
+// compare.ts): sharp captures stay below the threshold, photos out of focus go above it, and nothing to
+// measure gives null; questioned features carry the blurred vector only when it will be compared.
+import { describe, expect, it } from "vitest";
+import { BLURRED_EDGE_WIDTH, edgeWidth } from "../../src/verify/blur-measure";
+import { DEFAULT_PARAMS } from "../../src/verify/calibration";
+import { compareToModel } from "../../src/verify/compare";
+import { getCore } from "../../src/verify/core-module";
+import { extractFeatures, isBlurred, type SignatureFeatures } from "../../src/verify/features";
+import { buildReferenceModel } from "../../src/verify/model";
+import { analyseDocument, enrolReference } from "../../src/verify/pipeline";
+import type { Raster } from "../../src/verify/types";
+import { blankPage, encodePng, makeWriter, photoOf, renderForm, renderSignature, scanOf, signatureBoxes } from "../fixtures/generator";
+
+/** A writer's signature as a 300 dpi crop holds it. */
+function signature(seed: number, variant = 1): Raster {
+  return renderSignature(makeWriter(seed), { variant, height: 300 });
+}
+
+describe("edgeWidth", () => {
+  it("reads sharp renderings and scans below the threshold, and photos out of focus above it", () => {
+    for (const seed of [3, 11, 27]) {
+      const sig = signature(seed);
+      const sharp = edgeWidth(sig)!;
+      const scanned = edgeWidth(scanOf(sig, { seed }))!;
+      const photo = edgeWidth(photoOf(sig, { seed, blur: 1.5, noise: 5 }))!;
+      expect(sharp, `writer ${seed} as drawn`).toBeLessThan(BLURRED_EDGE_WIDTH);
+      expect(scanned, `writer ${seed} scanned`).toBeLessThan(BLURRED_EDGE_WIDTH);
+      expect(photo, `writer ${seed} photographed out of focus`).toBeGreaterThan(BLURRED_EDGE_WIDTH);
+      expect(isBlurred(photo)).toBe(true);
+      expect(isBlurred(sharp)).toBe(false);
+    }
+  });
+
+  it("grows with the blur", () => {
+    const sig = signature(5);
+    const widths = [0.5, 1.5, 3].map((blur) => edgeWidth(photoOf(sig, { seed: 1, blur, noise: 0 }))!);
+    expect(widths[0]).toBeLessThan(widths[1]);
+    expect(widths[1]).toBeLessThan(widths[2]);
+  });
+
+  it("gives null for blank paper, a crop too small to profile an edge in, and ink without contrast", () => {
+    expect(edgeWidth(blankPage(400, 200))).toBeNull();
+    expect(edgeWidth(blankPage(8, 8, 0))).toBeNull();
+    const faint = signature(7);
+    const flat: Raster = { ...faint, data: faint.data.map((v) => 240 + Math.round((v / 255) * 10)) };
+    expect(edgeWidth(flat)).toBeNull();
+    expect(isBlurred(null)).toBe(false);
+  });
+
+  it("measures a page-sized crop from a bounded lattice, with the same answer", () => {
+    const sig = signature(9);
+    const big: Raster = blankPage(sig.width * 4, sig.height * 4);
+    for (let ty = 0; ty < 4; ty++)
+      for (let tx = 0; tx < 4; tx++)
+        for (let y = 0; y < sig.height; y++)
+          big.data.set(sig.data.subarray(y * sig.width, (y + 1) * sig.width), (ty * sig.height + y) * big.width + tx * sig.width);
+    expect(edgeWidth(big)).toBeCloseTo(edgeWidth(sig)!, 0);
+  });
+});
+
+describe("questioned features", () => {
+  it("carry the blurred regime's vector only for a blurred capture; references always carry it", () => {
+    const core = getCore();
+    const sig = signature(13);
+    const sharp = extractFeatures(core, sig, { blurredVector: "when-blurred" });
+    expect(sharp.blurred).toBeUndefined();
+    expect(sharp.edgeWidth).toBeLessThan(BLURRED_EDGE_WIDTH);
+    const photo = extractFeatures(core, photoOf(sig, { seed: 2, blur: 1.5, noise: 5 }), { blurredVector: "when-blurred" });
+    expect(photo.blurred).toBeDefined();
+    expect(photo.blurred).not.toBe(photo.vector);
+    const reference = extractFeatures(core, sig);
+    expect(reference.blurred).toBeDefined();
+    expect(reference.vector).toBe(sharp.vector);
+  });
+});
+
+describe("the blurred regime", () => {
+  /** The writer's signature on the demo form (README: form-photo.png), photographed or scanned, as a check locates it. */
+  async function onForm(writer: number, variant: number, photographed: boolean): Promise<SignatureFeatures> {
+    const boxes = signatureBoxes(1240, 1754, 2);
+    const filled = renderForm({ signatures: [{ writer: makeWriter(writer), variant, box: boxes[0] }], boxes, seed: 9 }).raster;
+    const page = photographed ? photoOf(filled, { seed: 5, rotation: 2 }) : scanOf(filled, { seed: 5, dx: 14, dy: -9, rotation: 1 });
+    const a = await analyseDocument(encodePng(page), { inputType: photographed ? "photo" : "scan", qualityFloor: 0, renderCrops: false });
+    expect(a.signatures.length).toBeGreaterThan(0);
+    const best = a.signatures.reduce((p, q) => (q.confidence > p.confidence ? q : p));
+    return extractFeatures(getCore(), a.crops[a.signatures.indexOf(best)], { blurredVector: "when-blurred" });
+  }
+
+  async function cleanModel(writer: number, photographed = false) {
+    const core = getCore();
+    const refs = [];
+    for (let v = 0; v < 4; v++) {
+      const image = renderSignature(makeWriter(writer), { variant: v, height: 200 });
+      const e = await enrolReference(core, encodePng(photographed ? photoOf(image, { seed: v, blur: 1.5, noise: 5 }) : image), {
+        qualityFloor: 0,
+      });
+      if (!("features" in e)) throw new Error(e.detail);
+      refs.push({ refId: `r${v}`, features: e.features, variantRow: e.variantRow });
+    }
+    return buildReferenceModel(core, refs);
+  }
+
+  it("approves a writer's own signature photographed on a form against references from clean images", async () => {
+    const core = getCore();
+    for (const writer of [101, 21]) {
+      const model = await cleanModel(writer);
+      expect(model.blurred, "the model holds the references' blurred regime").toBeDefined();
+      const photo = await onForm(writer, 2, true);
+      expect(isBlurred(photo.edgeWidth), `writer ${writer}: edge width ${photo.edgeWidth}`).toBe(true);
+      const c = compareToModel(core, photo, model);
+      expect(c.regime).toBe("blurred");
+      expect(c.score, `writer ${writer}`).toBeGreaterThanOrEqual(0.7);
+      // As captured, the blurred strokes' texture is no writer's: the regime is what approves it.
+      expect(compareToModel(core, photo, model, { ...DEFAULT_PARAMS, blurred: undefined }).score).toBeLessThan(0.4);
+      // The scan of the same form is sharp and compared as it is.
+      const scan = compareToModel(core, await onForm(writer, 2, false), model);
+      expect(scan.regime).toBeUndefined();
+      expect(scan.score).toBeGreaterThanOrEqual(0.7);
+    }
+  });
+
+  it("rejects other writers' signatures photographed on the form", async () => {
+    const core = getCore();
+    const model = await cleanModel(101);
+    // Whichever regime its edges send it to (a thin pen's photo can read sharp), it is rejected.
+    const regimes = [];
+    for (const other of [202, 21, 57, 8]) {
+      const c = compareToModel(core, await onForm(other, 2, true), model);
+      regimes.push(c.regime);
+      expect(c.score, `writer ${other}`).toBeLessThan(0.4);
+    }
+    expect(regimes).toContain("blurred");
+  });
+
+  it("compares a photo as it is when the references are photos too: matched blur needs no second regime", async () => {
+    const model = await cleanModel(101, true);
+    const photo = await onForm(101, 2, true);
+    expect(isBlurred(photo.edgeWidth)).toBe(true);
+    expect(compareToModel(getCore(), photo, model).regime).toBeUndefined();
+  });
+});
