@@ -73,7 +73,9 @@ export const CheckItemInput = z.strictObject({
     .string()
     .regex(/^[a-z_]{1,32}$/, "must be 1 to 32 characters of [a-z_]")
     .optional()
-    .describe("photo, scan, form, signature_image, ..."),
+    .describe(
+      "photo, scan, form, signature_image, ... signature_image takes all the ink as one signature; anything else searches the page. Omitted: an image at most 2000 px long that holds no print or stamp is taken as a signature image, anything else is searched",
+    ),
   reference: z.string().min(1).max(128).optional().describe("The caller's check reference (exact filter in lists)"),
   process: z.string().min(1).max(64).optional().describe("The business process (exact filter in lists)"),
   metadata: Metadata.optional().describe("This item's metadata, replacing (not merged with) the request's metadata on its result"),

@@ -27,7 +27,11 @@ export interface LocateTarget {
 }
 
 export interface LocateOptions {
-  /** The caller's input_type: `signature_image` takes all the ink as one signature; anything else searches. */
+  /**
+   * The caller's input_type: `signature_image` takes all the ink as one signature; anything else searches.
+   * None given: an image no larger than BARE_MAX_SIDE that holds no print and no stamp is taken as a bare
+   * signature image too.
+   */
   inputType?: string;
   target?: LocateTarget;
   template?: TemplateModel;
@@ -87,7 +91,14 @@ export function locateSignatures(pages: Raster[], opts: LocateOptions = {}): Loc
     if (opts.template) opts.onRegistration?.(pageNo, templated !== null);
     const boxes: Array<Found & { zone?: number }> =
       templated ??
-      (opts.inputType === "signature_image" ? locateWholeInk(view, region) : locateOnPage(view, region, opts.faintSecondLook ?? true));
+      (opts.inputType === "signature_image"
+        ? locateWholeInk(view, region)
+        : locateOnPage(
+            view,
+            region,
+            opts.faintSecondLook ?? true,
+            opts.inputType === undefined && Math.max(region.w, region.h) <= BARE_MAX_SIDE,
+          ));
     boxes.sort(readingOrder);
     for (const b of boxes)
       found.push({ page: pageNo, box: b.box, confidence: b.confidence, ...(b.zone !== undefined ? { zone: b.zone } : {}) });
@@ -122,21 +133,40 @@ function locateWholeInk(view: PageView, region: Box): Found[] {
   return [{ box: toPage(b, m, region, page), confidence }];
 }
 
-/** A page or crop of a page that may hold print, lines, stamps and any number of signatures. */
-function locateOnPage(view: PageView, region: Box, faintSecondLook: boolean): Found[] {
+/**
+ * The longest side (px) of an image that, sent without an input_type and holding no print or stamp, is taken
+ * for a bare signature image: a signature cut out at 300 dpi, not a page.
+ */
+const BARE_MAX_SIDE = 2000;
+
+/** Nothing on the page was taken for print or a stamp: all its ink is handwriting (or specks). */
+function unprinted(c: PageClassification): boolean {
+  return !c.kinds.some((k) => k === Kind.Text || k === Kind.Stamp);
+}
+
+/**
+ * A page or crop of a page that may hold print, lines, stamps and any number of signatures. With
+ * `bareIfUnprinted` (no input_type, a small image) an image with no print and no stamp is a bare signature:
+ * searched as a page, the search's cuts (a first letter standing apart, an underline taken for a rule)
+ * would leave part of it out (a third of the Dutch development images lost more than 2% of their ink).
+ */
+function locateOnPage(view: PageView, region: Box, faintSecondLook: boolean, bareIfUnprinted = false): Found[] {
   const page = { width: view.width, height: view.height };
   const pageScale = view.scale;
   if (workFactor(region) === 1 && Math.max(region.w, region.h) >= 400) {
     // A small image (a live-capture frame) usually shows the signature close up; at half size it is
     // found as well, four times sooner. Only when it is not big and clear there is the full size read.
     const coarse = inkMask(view.raster, region, { factor: 2, deskew: true, pageScale });
-    const found = classifyPage(coarse).found;
+    const looked = classifyPage(coarse);
+    const found = looked.found;
+    if (bareIfUnprinted && found.length > 0 && unprinted(looked)) return locateWholeInk(view, region);
     if (found.length > 0 && found.every((f) => f.box.h >= 40 && f.confidence >= 0.8)) {
       return found.map((f) => ({ box: toPage(f.box, coarse, region, page), confidence: f.confidence }));
     }
   }
   const m = inkMask(view.raster, region, { deskew: true, pageScale });
   const strict = classifyPage(m);
+  if (bareIfUnprinted && strict.found.length > 0 && unprinted(strict)) return locateWholeInk(view, region);
   let found = strict.found;
   let used = m;
   if (found.length === 0 && faintSecondLook) {

@@ -23,6 +23,12 @@ function busyForm(seed: number, writerSeed = seed) {
   return renderForm({ signatures: [{ writer: makeWriter(writerSeed), variant: 1, box: boxes[0] }], stamp: true, seed });
 }
 
+function cropOf(r: Raster, b: Box): Raster {
+  const data = new Uint8Array(b.w * b.h);
+  for (let y = 0; y < b.h; y++) data.set(r.data.subarray((b.y + y) * r.width + b.x, (b.y + y) * r.width + b.x + b.w), y * b.w);
+  return { width: b.w, height: b.h, data };
+}
+
 function scaled(b: Box, k: number): Box {
   return { x: b.x * k, y: b.y * k, w: b.w * k, h: b.h * k };
 }
@@ -84,6 +90,41 @@ describe("locating signatures without a template", () => {
       expect(generic).toHaveLength(1);
       expect(boxIoU(generic[0].box, ink)).toBeGreaterThan(0.8);
     }
+  });
+
+  it("takes a small image without input_type and without print as a bare signature, all its ink", () => {
+    // Writer 41's 5th signing at the size the tests enrol: searched as a page, its first letter standing
+    // apart was left out of the box (x from 61 of 313 px).
+    for (const [writer, variant] of [
+      [41, 5],
+      [41, 7],
+      [41, 8],
+    ]) {
+      const sig = renderSignature(makeWriter(writer), { variant, height: 200 });
+      const found = locateSignatures([sig]);
+      expect(found, `writer ${writer}, signing ${variant}`).toHaveLength(1);
+      expect(found[0].box).toEqual(locateSignatures([sig], { inputType: "signature_image" })[0].box);
+    }
+  });
+
+  it("still searches a small image without input_type that holds print, and a page", () => {
+    const form = renderForm({ signatures: [{ writer: makeWriter(3), variant: 1, box: boxes[0] }], stamp: false, seed: 3 });
+    const b = form.signatures[0].box;
+    // A window around the signature box with the form's label printed under it: the label stays out.
+    const win = { x: b.x - 40, y: b.y - 40, w: b.w + 80, h: b.h + 120 };
+    const crop = cropOf(form.raster, win);
+    const found = locateSignatures([crop]);
+    expect(found.length).toBeGreaterThan(0);
+    const ink = form.signatures[0].inkBox;
+    const inCrop = { x: ink.x - win.x, y: ink.y - win.y, w: ink.w, h: ink.h };
+    expect(boxIoU(found[0].box, inCrop)).toBeGreaterThan(0.8);
+    expect(found[0].box.y + found[0].box.h).toBeLessThan(b.y + b.h + 14 - win.y);
+    // All its ink would take the label in.
+    const all = locateSignatures([crop], { inputType: "signature_image" })[0].box;
+    expect(all.y + all.h).toBeGreaterThan(b.y + b.h + 14 - win.y);
+    // A page with print is searched as a page.
+    const page = busyForm(5);
+    expect(locateSignatures([page.raster])[0].box.w).toBeLessThan(A4.width / 2);
   });
 
   it("takes a photographed signature's ink, not the edges of the paper it is on", () => {
