@@ -234,9 +234,7 @@ describe("queue consumers wait out an organisation's move without spending retri
       key: org.apiKey,
       body: checkForm(
         { job_id: "learn-move", policy: "review", items: [{ file: "doc", subject_reference: "alice" }] },
-        // A signing the check boxes whole: learning takes what the check compared, and the entry bar
-        // refuses a signature whose box left strokes out (variant 7's does), which is not this test's point.
-        { doc: signaturePng(WRITER, 6) },
+        { doc: signaturePng(WRITER, 7) },
       ),
       headers: { "Idempotency-Key": `k-${crypto.randomUUID()}` },
     });
