@@ -85,7 +85,7 @@ function runMixed(core: Core, refsFrom: Writer[], questioned: Writer[], n: numbe
     const model = modelFor(core, w, n, params);
     for (const q of questionedOf(questioned[i], n, questioned)) {
       const c = compareToModel(core, q.sample.features, model, params);
-      switched.add(q.kind, c.regime === "blurred");
+      switched.add(q.kind, c.regime);
       trials.push({ writer: w.id, kind: q.kind, score: c.score });
     }
   });

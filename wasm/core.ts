@@ -33,9 +33,12 @@ export function groupKind(g: i32): i32 {
   return G_KIND[g];
 }
 
-/** Threshold, crop and normalise; 1 when there is ink, 0 when the crop is blank. */
-export function preprocess(src: usize, w: i32, h: i32): i32 {
-  return pre.preprocess(src, w, h) ? 1 : 0;
+/**
+ * Threshold, crop and normalise; 1 when there is ink, 0 when the crop is blank. `hard` = 1 renders the
+ * crop as a bitonal scanner would (the binarised comparison regime).
+ */
+export function preprocess(src: usize, w: i32, h: i32, hard: i32): i32 {
+  return pre.preprocess(src, w, h, hard != 0) ? 1 : 0;
 }
 
 /** Distort the normalised image (see lib/preprocess warp). */
@@ -78,7 +81,7 @@ export function strokeInfo(i: i32): i32 {
 
 /** preprocess + features; returns the feature pointer (all zeros for a blank crop: check inkFound()). */
 export function extract(src: usize, w: i32, h: i32): usize {
-  preprocess(src, w, h);
+  preprocess(src, w, h, 0);
   return features();
 }
 
@@ -86,7 +89,10 @@ export function inkFound(): i32 {
   return pre.normW > 0 ? 1 : 0;
 }
 
-/** The ink box in the source crop: 0 x, 1 y, 2 w, 3 h; 4 threshold; 5 normalised width; 6 height. */
+/**
+ * The ink box in the source crop: 0 x, 1 y, 2 w, 3 h; 4 threshold; 5 normalised width; 6 height;
+ * 7 the share of grey levels among the crop's ink (x 10000, lib/preprocess greyShare).
+ */
 export function info(i: i32): i32 {
   switch (i) {
     case 0: return pre.inkX0;
@@ -96,6 +102,7 @@ export function info(i: i32): i32 {
     case 4: return pre.threshold;
     case 5: return pre.normW;
     case 6: return pre.normH;
+    case 7: return <i32>(pre.greyShare * 10000);
   }
   return 0;
 }

@@ -6,7 +6,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import type { ScoringParams } from "../../src/verify/calibration";
 import type { Core } from "../../src/verify/core";
 import { DEFAULT_THRESHOLDS } from "../../src/domain/policy-defaults";
-import { type FitOptions, fitBlurred, fitParams } from "../train/fit";
+import { type FitOptions, fitBinarised, fitBlurred, fitParams } from "../train/fit";
 import type { Dataset, Writer } from "./dataset";
 
 export const isDataset = (folder: string): boolean => existsSync(join(folder, "index.csv"));
@@ -65,6 +65,8 @@ export function lodoParams(core: Core, scored: Dataset, loaded: Dataset[], memo 
     p = fitParams(core, writers, opt);
     // The blurred regime's parameters, as train:scoring fits them (NO_BLUR_REGIME=1 leaves them out, for comparison).
     if (!process.env.NO_BLUR_REGIME) p.blurred = fitBlurred(core, writers, opt);
+    // And the binarised regime's (NO_BINARISED_REGIME=1 leaves them out).
+    if (!process.env.NO_BINARISED_REGIME) p.binarised = fitBinarised(core, writers, opt);
     memo.set(key, p);
   }
   if (p.trainedOn.includes(scored.name)) throw new Error(`parameters for ${scored.name} were trained on it`);

@@ -4,7 +4,7 @@
 // (the last) of each of up to 20 other writers (the next ones in index order, wrapping round).
 import type { Core } from "../../src/verify/core";
 import type { ScoringParams } from "../../src/verify/calibration";
-import { compareToModel } from "../../src/verify/compare";
+import { type Comparison, compareToModel } from "../../src/verify/compare";
 import { buildReferenceModel, type ReferenceModel } from "../../src/verify/model";
 import type { Sample, Writer } from "./dataset";
 import type { Kind, Trial } from "./trial";
@@ -38,18 +38,20 @@ export function modelFor(core: Core, w: Writer, n: number, params: ScoringParams
   );
 }
 
-/** How many questioned signatures of each kind compare.ts scored in the blurred regime (stderr). */
+/** How many questioned signatures of each kind compare.ts scored in the blurred and binarised regimes (stderr). */
 export function regimeCounter() {
   const all: Record<string, number> = {};
-  const blurred: Record<string, number> = {};
+  const other: Record<string, Record<string, number>> = { blurred: {}, binarised: {} };
   return {
-    add(kind: string, isBlurred: boolean) {
+    add(kind: string, regime: Comparison["regime"]) {
       all[kind] = (all[kind] ?? 0) + 1;
-      if (isBlurred) blurred[kind] = (blurred[kind] ?? 0) + 1;
+      if (regime) other[regime][kind] = (other[regime][kind] ?? 0) + 1;
     },
     log(label: string) {
-      const parts = Object.keys(all).map((k) => `${k} ${blurred[k] ?? 0}/${all[k]} (${(((blurred[k] ?? 0) / all[k]) * 100).toFixed(1)}%)`);
-      process.stderr.write(`  blurred regime ${label}: ${parts.join(", ")}\n`);
+      for (const [regime, n] of Object.entries(other)) {
+        const parts = Object.keys(all).map((k) => `${k} ${n[k] ?? 0}/${all[k]} (${(((n[k] ?? 0) / all[k]) * 100).toFixed(1)}%)`);
+        process.stderr.write(`  ${regime} regime ${label}: ${parts.join(", ")}\n`);
+      }
     },
   };
 }
@@ -63,7 +65,7 @@ export function runProtocol(core: Core, writers: Writer[], pool: Writer[], n: nu
     const model = modelFor(core, w, n, params);
     for (const q of questionedOf(w, n, pool)) {
       const c = compareToModel(core, q.sample.features, model, params);
-      switched.add(q.kind, c.regime === "blurred");
+      switched.add(q.kind, c.regime);
       trials.push({ writer: w.id, kind: q.kind, score: c.score });
     }
   }

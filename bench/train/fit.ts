@@ -5,7 +5,7 @@ import type { Core } from "../../src/verify/core";
 import type { ScoringParams } from "../../src/verify/calibration";
 import { DEFAULT_THRESHOLDS } from "../../src/domain/policy-defaults";
 import { comparisonVector } from "../../src/verify/compare";
-import { blurredView, FEATURE_VERSION, featureVector } from "../../src/verify/features";
+import { binarisedView, blurredView, FEATURE_VERSION, featureVector, type SignatureFeatures } from "../../src/verify/features";
 import { aggregate, variantDistanceRow } from "../../src/verify/model";
 import type { Writer } from "../lib/dataset";
 import { modelFor, questionedOf } from "../lib/protocol";
@@ -170,12 +170,24 @@ export function fitParams(core: Core, writers: Writer[], opt: FitOptions): Scori
  * are scored by it is not learned: a crop's edge width above BLURRED_EDGE_WIDTH (blur-measure.ts).
  */
 export function fitBlurred(core: Core, writers: Writer[], opt: FitOptions): ScoringParams {
-  const blurredWriters = writers.map((w) => ({
+  return fitParams(core, viewed(writers, blurredView), opt);
+}
+
+/**
+ * The binarised regime (compare.ts): the same fit on the training writers' crops as a bitonal scanner
+ * would have made them (a bitonal set's own vectors). Which captures are scored by it is not learned
+ * either: a questioned crop whose bitonality (BITONAL_GREY_SHARE, features.ts) differs from its references'.
+ */
+export function fitBinarised(core: Core, writers: Writer[], opt: FitOptions): ScoringParams {
+  return fitParams(core, viewed(writers, binarisedView), opt);
+}
+
+function viewed(writers: Writer[], view: (f: SignatureFeatures) => SignatureFeatures): Writer[] {
+  return writers.map((w) => ({
     ...w,
-    genuine: w.genuine.map((s) => ({ ...s, features: blurredView(s.features) })),
-    forgeries: w.forgeries.map((s) => ({ ...s, features: blurredView(s.features) })),
+    genuine: w.genuine.map((s) => ({ ...s, features: view(s.features) })),
+    forgeries: w.forgeries.map((s) => ({ ...s, features: view(s.features) })),
   }));
-  return fitParams(core, blurredWriters, opt);
 }
 
 /**

@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { loadDataset, type Writer } from "../lib/dataset";
 import { datasetFolders, findDatasetsRoot } from "../lib/lodo";
 import { loadNodeCore } from "../lib/node-core";
-import { fitBlurred, fitParams } from "./fit";
+import { fitBinarised, fitBlurred, fitParams } from "./fit";
 
 const args = process.argv.slice(2);
 const outAt = args.indexOf("--out");
@@ -39,6 +39,7 @@ for (const f of folders) {
 }
 const params = fitParams(core, writers, { trainedOn: names });
 params.blurred = fitBlurred(core, writers, { trainedOn: names });
+params.binarised = fitBinarised(core, writers, { trainedOn: names });
 const round = (v: number) => Number(v.toPrecision(6));
 writeFileSync(out, `${JSON.stringify(params, (_, v) => (typeof v === "number" ? round(v) : v), 1)}\n`);
 const biome = fileURLToPath(new URL("../../node_modules/.bin/biome", import.meta.url));

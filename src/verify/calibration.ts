@@ -40,6 +40,12 @@ export interface ScoringParams {
    * signature whose capture is blurred (compare.ts). Absent: every signature is compared as it is.
    */
   blurred?: ScoringParams;
+  /**
+   * The binarised regime: parameters fitted on the training writers' crops binarised as a bitonal scanner
+   * would have made them, for a questioned signature whose bitonality differs from its references'
+   * (compare.ts). Absent: no such switch.
+   */
+  binarised?: ScoringParams;
 }
 
 export interface Classifier {

@@ -12,7 +12,18 @@
  */
 import type { Core } from "./core";
 import { DEFAULT_PARAMS, scoreOf, type ScoringParams } from "./calibration";
-import { blurredView, FEATURE_VERSION, featureVector, isBlurred, type SignatureFeatures } from "./features";
+import {
+  BINARISE_MIN_RESOLUTION,
+  binarisedView,
+  blurredView,
+  FEATURE_VERSION,
+  featureVector,
+  isBitonal,
+  isBlurred,
+  median,
+  referencesBitonal,
+  type SignatureFeatures,
+} from "./features";
 import { aggregate, LEARNED_DISTANCE_FLOOR, type ReferenceModel } from "./model";
 
 export interface Region {
@@ -25,8 +36,11 @@ export interface Comparison {
   distance: number;
   bestRefId: string;
   regions: Region[];
-  /** Set when the questioned signature was compared in the blurred regime (calibration.ts `blurred`). */
-  regime?: "blurred";
+  /**
+   * Set when the questioned signature was compared in another regime than as it is: blurred (a capture
+   * out of focus) or binarised (its bitonality differs from its references'); calibration.ts.
+   */
+  regime?: "blurred" | "binarised";
 }
 
 export class ModelMismatchError extends Error {
@@ -97,6 +111,20 @@ export function compareToModel(
   if (b && model.blurred && features.blurred && isBlurred(features.edgeWidth) && !referencesBlurred(model)) {
     return { ...compareToModel(core, blurredView(features), model.blurred, b), regime: "blurred" };
   }
+  // A bitonal capture (a fax, a G4 TIFF) lacks the soft stroke edges and uneven ink of references scanned
+  // in grey: it is compared with the references as a bitonal scanner would have made them (the binarised
+  // sub-model, with parameters fitted on binarised training writers). A grey capture against bitonal
+  // references is binarised itself, and then compared as any bitonal capture against them.
+  if (features.greyShare !== undefined) {
+    const bitonal = isBitonal(features.greyShare);
+    const refsBitonal = referencesBitonal(model);
+    if (!bitonal && refsBitonal && features.binarised && resolutionToBinarise(features, model)) {
+      return { ...compareToModel(core, binarisedView(features), model, params), regime: "binarised" };
+    }
+    if (bitonal && !refsBitonal && params.binarised && model.binarised) {
+      return { ...compareToModel(core, binarisedView(features), model.binarised, params.binarised), regime: "binarised" };
+    }
+  }
   const active = model.refs.filter((r) => !r.outlier);
   if (active.length === 0) throw new ModelMismatchError("the reference model has no usable reference");
   const q = featureVector(features);
@@ -140,14 +168,13 @@ export function compareToModel(
 
 /** The references' median edge width is a blurred capture's (features.ts isBlurred). */
 function referencesBlurred(model: ReferenceModel): boolean {
-  const widths = model.refs
-    .filter((r) => !r.outlier)
-    .map((r) => r.features.edgeWidth)
-    .filter((w): w is number => typeof w === "number")
-    .sort((x, y) => x - y);
-  if (widths.length === 0) return false;
-  const m = widths.length >> 1;
-  return isBlurred(widths.length % 2 ? widths[m] : (widths[m - 1] + widths[m]) / 2);
+  return isBlurred(median(model.refs.filter((r) => !r.outlier).map((r) => r.features.edgeWidth)));
+}
+
+/** The questioned ink has at least BINARISE_MIN_RESOLUTION of the references' median resolution. */
+function resolutionToBinarise(features: SignatureFeatures, model: ReferenceModel): boolean {
+  const refs = median(model.refs.filter((r) => !r.outlier).map((r) => r.features.resolution));
+  return features.resolution !== undefined && refs !== null && features.resolution >= BINARISE_MIN_RESOLUTION * refs;
 }
 
 function zoneChi2(a: Float32Array, b: Float32Array, from: number, len: number): number {

@@ -35,7 +35,7 @@ interface CoreExports {
   groupCount(): number;
   groupOffset(g: number): number;
   groupKind(g: number): number;
-  preprocess(src: number, w: number, h: number): number;
+  preprocess(src: number, w: number, h: number, hard: number): number;
   warp(rot: number, scale: number, shear: number, elastic: number, phase: number): void;
   features(): number;
   inkFound(): number;
@@ -62,6 +62,18 @@ export interface Extraction {
   vector: Float32Array;
   /** The features of the normalised image blurred by BLUR_SIGMA (`vector` itself for a blank crop, or when not asked for). */
   blurred: Float32Array;
+  /**
+   * The features of the crop as a bitonal scanner would have made it (every level darker than the Otsu
+   * threshold full ink, every other paper): null when not asked for, or when that rendering holds no ink.
+   */
+  binarised: Float32Array | null;
+  /** Of the crop's ink, the share at intermediate grey levels (wasm/lib/preprocess greyShare): about 0 when bitonal. */
+  greyShare: number;
+  /**
+   * Pixels of the caller's raster per pixel of the normalised image, along each side (the square root of
+   * the areas' ratio): how much resolution the ink had to spare. 0 for a blank crop.
+   */
+  resolution: number;
   /** False when the crop held no ink (the vector is then all zeros). */
   inkFound: boolean;
   /** The ink box in the raster's pixels. */
@@ -77,9 +89,14 @@ export interface Core {
   readonly groupKinds: readonly number[];
   /**
    * Preprocess and extract; with `jitters`, also the features of distorted variants of the same ink. The
-   * blurred regime's vector is extracted unless `withBlurred` is false (`blurred` is then `vector` itself).
+   * blurred regime's vector is extracted unless `opts.blurred` is false (`blurred` is then `vector`
+   * itself); the binarised regime's only when `opts.binarised` says so for the crop's grey share.
    */
-  extract(raster: Raster, jitters?: readonly Jitter[], withBlurred?: boolean): { main: Extraction; variants: Float32Array[] };
+  extract(
+    raster: Raster,
+    jitters?: readonly Jitter[],
+    opts?: { blurred?: boolean; binarised?: (greyShare: number) => boolean },
+  ): { main: Extraction; variants: Float32Array[] };
   /** Per-group distances of q to each ref: a Float32Array of refs.length * groupCount (ref-major). */
   groupDistances(q: Float32Array, refs: readonly Float32Array[]): Float32Array;
   /** Bytes of linear memory the core holds now (0 between calls once a large call was released). */
@@ -160,7 +177,8 @@ export function createCore(module: WebAssembly.Module): Core {
       return peak;
     },
     memoryBytes: () => x?.memory.buffer.byteLength ?? 0,
-    extract(original, jitters = [], withBlurred = true) {
+    extract(original, jitters = [], opts = {}) {
+      const withBlurred = opts.blurred ?? true;
       if (original.data.length < original.width * original.height || original.width < 1 || original.height < 1) {
         throw new RangeError("raster data is smaller than width x height");
       }
@@ -171,7 +189,8 @@ export function createCore(module: WebAssembly.Module): Core {
         const src = c.alloc(n);
         // Re-read memory.buffer after every alloc: growing the memory detaches the old buffer.
         new Uint8Array(c.memory.buffer, src, n).set(raster.data.subarray(0, n));
-        const found = c.preprocess(src, raster.width, raster.height) === 1;
+        const found = c.preprocess(src, raster.width, raster.height, 0) === 1;
+        const greyShare = c.info(7) / 10000;
         const box = { x: c.info(0), y: c.info(1), w: c.info(2), h: c.info(3) };
         // The ink box in the caller's pixels, clamped to its raster.
         const inkBox =
@@ -183,6 +202,8 @@ export function createCore(module: WebAssembly.Module): Core {
                 w: Math.max(1, Math.min(original.width - Math.floor(box.x * scale), Math.round(box.w * scale))),
                 h: Math.max(1, Math.min(original.height - Math.floor(box.y * scale), Math.round(box.h * scale))),
               };
+        const normArea = c.info(5) * c.info(6);
+        const resolution = found && normArea > 0 ? Math.sqrt((inkBox.w * inkBox.h) / normArea) : 0;
         const normPtr = c.normPointer();
         const vector = readVector(c, c.features());
         let blurred = vector;
@@ -200,7 +221,12 @@ export function createCore(module: WebAssembly.Module): Core {
             variants.push(readVector(c, c.features()));
           }
         }
-        return { main: { vector, blurred, inkFound: found, inkBox }, variants };
+        // Last: preprocessing again replaces the normalised image the variants start from. The pixels
+        // at src are still in the arena, unchanged.
+        let binarised: Float32Array | null = null;
+        if (found && opts.binarised?.(greyShare) && c.preprocess(src, raster.width, raster.height, 1) === 1)
+          binarised = readVector(c, c.features());
+        return { main: { vector, blurred, binarised, greyShare, resolution, inkFound: found, inkBox }, variants };
       });
     },
     groupDistances(q, refs) {

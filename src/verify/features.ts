@@ -17,9 +17,17 @@
  * (blur-measure.ts) and the vector of the normalised image blurred by BLUR_SIGMA (core.ts). A blurred
  * questioned signature is compared by that vector against its references' blurred vectors (compare.ts),
  * since blur changes the stroke texture the sharp vector reads but leaves blurred texture comparable.
+ *
+ * Version 5 adds a third regime, for a capture whose bitonality differs from its references' (a fax or a
+ * G4 TIFF against references scanned in grey, or the other way round): the crop's grey share (the share
+ * of its ink at intermediate grey levels, about 0 when bitonal) and the vector of the crop as a bitonal
+ * scanner would have made it. Binarising throws away the soft stroke edges and the uneven ink that the LBP
+ * groups read on a grey scan, so a bitonal signature is compared with binarised references, and a grey
+ * one with bitonal references is binarised first (compare.ts).
  */
 import type { Core } from "./core";
 import { BLURRED_EDGE_WIDTH, edgeWidth } from "./blur-measure";
+import type { ReferenceModel } from "./model";
 import type { Raster } from "./types";
 
 /**
@@ -27,7 +35,25 @@ import type { Raster } from "./types";
  * files and their models rebuilt before use; the shipped parameters are retrained (`npm run train:scoring`,
  * `npm run train:forgeability`).
  */
-export const FEATURE_VERSION = 4;
+export const FEATURE_VERSION = 5;
+
+/**
+ * A crop whose grey share is at most this is bitonal. Measured on the development sets (every 23rd
+ * image): bitonal scans 0, the same after JPEG at quality 50 at most 0.10, with a tail stretched by
+ * interpolation at most 0.12; grey scans at least 0.54, and 0.44 with the strokes thickened by 2 px. A
+ * bitonal scan resampled (200 dpi: 0.15 to 0.38) or rotated is grey by then, and is binarised again
+ * before it is compared with bitonal references.
+ */
+export const BITONAL_GREY_SHARE = 0.15;
+
+/**
+ * A grey capture is binarised against bitonal references only when its ink has at least this share of
+ * the references' resolution (SignatureFeatures.resolution, the median over references). Thresholding a
+ * capture of coarser resolution (a 200 or 150 dpi image against 300 dpi references: 0.67 and 0.5) quantises
+ * its stroke edges more coarsely than the references' and made those captures worse, not better
+ * (docs/accuracy.md, "Bitonal and grey captures").
+ */
+export const BINARISE_MIN_RESOLUTION = 0.8;
 
 export interface SignatureFeatures {
   version: number;
@@ -43,6 +69,16 @@ export interface SignatureFeatures {
    * when nothing could be measured: above BLURRED_EDGE_WIDTH the capture is blurred (compare.ts).
    */
   edgeWidth?: number | null;
+  /**
+   * Version 5: base64 of the feature vector of the crop binarised at its Otsu threshold, the vector
+   * compared when the other side is bitonal and this one is not (compare.ts). Absent for a bitonal crop,
+   * whose own vector is that already.
+   */
+  binarised?: string;
+  /** Version 5: the share of the crop's ink at intermediate grey levels (core.ts); see isBitonal. */
+  greyShare?: number;
+  /** Version 5: the crop's pixels per pixel of the normalised image, along each side (core.ts). */
+  resolution?: number;
   /** False when the crop held no ink. */
   inkFound: boolean;
   /** The ink's tight box as fractions of the raster (x, y, w, h in [0, 1]). */
@@ -52,21 +88,24 @@ export interface SignatureFeatures {
 const cache = new WeakMap<SignatureFeatures, Float32Array>();
 
 /**
- * `blurredVector`: "always" for a reference (any later check may be blurred), "when-blurred" for a
- * questioned signature, whose blurred vector is compared only when its own capture is blurred.
+ * What a signature carries besides its own vector. A reference (the default) carries both other
+ * regimes' vectors, since any later check may be blurred or bitonal. A questioned signature (`against`
+ * its subject's model) carries the blurred vector only when its own capture is blurred, and the
+ * binarised one only when it is grey and the references are bitonal: those are the only cases that
+ * compare them.
  */
-export function extractFeatures(
-  core: Core,
-  signature: Raster,
-  opts: { blurredVector: "always" | "when-blurred" } = { blurredVector: "always" },
-): SignatureFeatures {
+export function extractFeatures(core: Core, signature: Raster, opts: { against?: ReferenceModel } = {}): SignatureFeatures {
   const width = roundWidth(edgeWidth(signature));
-  const withBlurred = opts.blurredVector === "always" || isBlurred(width);
-  const { main } = core.extract(signature, [], withBlurred);
+  const withBlurred = !opts.against || isBlurred(width);
+  const againstBitonal = !opts.against || referencesBitonal(opts.against);
+  const { main } = core.extract(signature, [], { blurred: withBlurred, binarised: (share) => againstBitonal && !isBitonal(share) });
   const f: SignatureFeatures = {
     version: FEATURE_VERSION,
     vector: encodeVector(main.vector),
     ...(withBlurred && main.inkFound ? { blurred: encodeVector(main.blurred) } : {}),
+    ...(main.binarised ? { binarised: encodeVector(main.binarised) } : {}),
+    greyShare: Math.round(main.greyShare * 1000) / 1000,
+    resolution: Math.round(main.resolution * 1000) / 1000,
     edgeWidth: main.inkFound ? width : null,
     inkFound: main.inkFound,
     inkBox: {
@@ -89,9 +128,38 @@ function roundWidth(w: number | null): number | null {
   return w === null ? null : Math.round(w * 1000) / 1000;
 }
 
+/** A crop is bitonal when almost none of its ink is at an intermediate grey level (BITONAL_GREY_SHARE). */
+export function isBitonal(greyShare: number | undefined): boolean {
+  return greyShare !== undefined && greyShare <= BITONAL_GREY_SHARE;
+}
+
+/** Most of the model's usable references are bitonal. */
+export function referencesBitonal(model: ReferenceModel): boolean {
+  return mostlyBitonal(model.refs.filter((r) => !r.outlier).map((r) => r.features));
+}
+
+/** The median grey share of these signatures (those that have one) is a bitonal crop's. */
+export function mostlyBitonal(signatures: readonly SignatureFeatures[]): boolean {
+  const m = median(signatures.map((f) => f.greyShare));
+  return m !== null && isBitonal(m);
+}
+
+/** The median of the numbers among `values`; null when there is none. */
+export function median(values: readonly (number | null | undefined)[]): number | null {
+  const v = values.filter((x): x is number => typeof x === "number").sort((a, b) => a - b);
+  if (v.length === 0) return null;
+  const m = v.length >> 1;
+  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
 /** The same signature seen in the blurred regime: its blurred vector in place of the sharp one. */
 export function blurredView(f: SignatureFeatures): SignatureFeatures {
   return { version: f.version, vector: f.blurred ?? f.vector, inkFound: f.inkFound, inkBox: f.inkBox };
+}
+
+/** The same signature seen in the binarised regime: a bitonal crop's own vector, else its binarised one. */
+export function binarisedView(f: SignatureFeatures): SignatureFeatures {
+  return { version: f.version, vector: f.binarised ?? f.vector, inkFound: f.inkFound, inkBox: f.inkBox };
 }
 
 export function featureVector(f: SignatureFeatures): Float32Array {

@@ -11,7 +11,7 @@
  */
 import type { Core, Jitter } from "./core";
 import { DEFAULT_PARAMS, type ScoringParams } from "./calibration";
-import { blurredView, FEATURE_VERSION, featureVector, type SignatureFeatures } from "./features";
+import { binarisedView, blurredView, FEATURE_VERSION, featureVector, isBitonal, mostlyBitonal, type SignatureFeatures } from "./features";
 import type { Raster } from "./types";
 
 export const MODEL_VERSION = 1;
@@ -43,6 +43,12 @@ export interface ReferenceModel {
    * compare.ts switches to it for a blurred questioned signature.
    */
   blurred?: ReferenceModel;
+  /**
+   * Grey references in the binarised regime (as a bitonal scanner would have made them, statistics with
+   * params.binarised): compare.ts switches to it for a bitonal questioned signature. Absent when the
+   * references are mostly bitonal already.
+   */
+  binarised?: ReferenceModel;
 }
 
 /**
@@ -100,7 +106,7 @@ function meanSpread(rows: number[][], groups: number): { mean: number[]; spread:
  * the raster yields no variants.
  */
 export function variantDistanceRow(core: Core, raster: Raster): number[] | null {
-  const { main, variants } = core.extract(raster, JITTERS, false);
+  const { main, variants } = core.extract(raster, JITTERS, { blurred: false });
   if (variants.length === 0) return null;
   // The sharp vector's distances: the blurred regime's model and fit (params.blurred.variantRatio) read
   // the same row as the sharp one.
@@ -208,11 +214,24 @@ export function buildReferenceModel(core: Core, refs: readonly ReferenceInput[],
           params.blurred,
         )
       : undefined;
+  // Only grey references need it: a grey questioned signature against bitonal references is binarised and
+  // compared with the references as they are (compare.ts).
+  const activeFeatures = active.map((i) => refs[i].features);
+  const binarised =
+    params.binarised &&
+    active.length > 0 &&
+    !mostlyBitonal(activeFeatures) &&
+    activeFeatures.every((f) => f.binarised || isBitonal(f.greyShare))
+      ? buildReferenceModel(
+          core,
+          refs.map((r, i) => ({ ...r, features: binarisedView(r.features), variantRow: variantRows.get(i) ?? r.variantRow })),
+          params.binarised,
+        )
+      : undefined;
   return {
     version: MODEL_VERSION,
     featureVersion: FEATURE_VERSION,
-    // A reference's blurred vector lives in the blurred sub-model only: the stored model stays twice, not
-    // three times, the size of the vectors.
+    // A reference's blurred and binarised vectors live in their sub-models only: each vector is stored once.
     refs: refs.map((r, i) => ({
       refId: r.refId,
       features: sharpOnly(r.features),
@@ -223,12 +242,13 @@ export function buildReferenceModel(core: Core, refs: readonly ReferenceInput[],
     stats,
     basis: { references: active.length, variants: basisVariants, prior: params.prior.strength },
     ...(blurred ? { blurred } : {}),
+    ...(binarised ? { binarised } : {}),
   };
 }
 
 function sharpOnly(f: SignatureFeatures): SignatureFeatures {
-  if (f.blurred === undefined) return f;
-  const { blurred: _, ...sharp } = f;
+  if (f.blurred === undefined && f.binarised === undefined) return f;
+  const { blurred: _b, binarised: _n, ...sharp } = f;
   return sharp;
 }
 

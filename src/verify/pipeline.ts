@@ -444,8 +444,8 @@ export async function checkDocument(
     const s = located[i];
     if (s.unreadable) continue;
     let t = now();
-    // The blurred regime's vector only for a blurred capture: it is compared by nothing else.
-    const features = extractFeatures(core, a.crops[i], { blurredVector: "when-blurred" });
+    // The other regimes' vectors only where this model compares them (features.ts).
+    const features = extractFeatures(core, a.crops[i], { against: model });
     a.timings.features += now() - t;
     t = now();
     const c = compareToModel(core, features, model);

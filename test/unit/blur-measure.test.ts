@@ -7,7 +7,7 @@ import { DEFAULT_PARAMS } from "../../src/verify/calibration";
 import { compareToModel } from "../../src/verify/compare";
 import { getCore } from "../../src/verify/core-module";
 import { extractFeatures, isBlurred, type SignatureFeatures } from "../../src/verify/features";
-import { buildReferenceModel } from "../../src/verify/model";
+import { buildReferenceModel, type ReferenceModel } from "../../src/verify/model";
 import { analyseDocument, enrolReference } from "../../src/verify/pipeline";
 import type { Raster } from "../../src/verify/types";
 import { blankPage, encodePng, makeWriter, photoOf, renderForm, renderSignature, scanOf, signatureBoxes } from "../fixtures/generator";
@@ -63,28 +63,29 @@ describe("questioned features", () => {
   it("carry the blurred regime's vector only for a blurred capture; references always carry it", () => {
     const core = getCore();
     const sig = signature(13);
-    const sharp = extractFeatures(core, sig, { blurredVector: "when-blurred" });
-    expect(sharp.blurred).toBeUndefined();
-    expect(sharp.edgeWidth).toBeLessThan(BLURRED_EDGE_WIDTH);
-    const photo = extractFeatures(core, photoOf(sig, { seed: 2, blur: 1.5, noise: 5 }), { blurredVector: "when-blurred" });
-    expect(photo.blurred).toBeDefined();
-    expect(photo.blurred).not.toBe(photo.vector);
     const reference = extractFeatures(core, sig);
     expect(reference.blurred).toBeDefined();
+    const model = buildReferenceModel(core, [{ refId: "r", features: reference }]);
+    const sharp = extractFeatures(core, sig, { against: model });
+    expect(sharp.blurred).toBeUndefined();
+    expect(sharp.edgeWidth).toBeLessThan(BLURRED_EDGE_WIDTH);
     expect(reference.vector).toBe(sharp.vector);
+    const photo = extractFeatures(core, photoOf(sig, { seed: 2, blur: 1.5, noise: 5 }), { against: model });
+    expect(photo.blurred).toBeDefined();
+    expect(photo.blurred).not.toBe(photo.vector);
   });
 });
 
 describe("the blurred regime", () => {
   /** The writer's signature on the demo form (README: form-photo.png), photographed or scanned, as a check locates it. */
-  async function onForm(writer: number, variant: number, photographed: boolean): Promise<SignatureFeatures> {
+  async function onForm(writer: number, variant: number, photographed: boolean, model: ReferenceModel): Promise<SignatureFeatures> {
     const boxes = signatureBoxes(1240, 1754, 2);
     const filled = renderForm({ signatures: [{ writer: makeWriter(writer), variant, box: boxes[0] }], boxes, seed: 9 }).raster;
     const page = photographed ? photoOf(filled, { seed: 5, rotation: 2 }) : scanOf(filled, { seed: 5, dx: 14, dy: -9, rotation: 1 });
     const a = await analyseDocument(encodePng(page), { inputType: photographed ? "photo" : "scan", qualityFloor: 0, renderCrops: false });
     expect(a.signatures.length).toBeGreaterThan(0);
     const best = a.signatures.reduce((p, q) => (q.confidence > p.confidence ? q : p));
-    return extractFeatures(getCore(), a.crops[a.signatures.indexOf(best)], { blurredVector: "when-blurred" });
+    return extractFeatures(getCore(), a.crops[a.signatures.indexOf(best)], { against: model });
   }
 
   async function cleanModel(writer: number, photographed = false) {
@@ -106,7 +107,7 @@ describe("the blurred regime", () => {
     for (const writer of [101, 21]) {
       const model = await cleanModel(writer);
       expect(model.blurred, "the model holds the references' blurred regime").toBeDefined();
-      const photo = await onForm(writer, 2, true);
+      const photo = await onForm(writer, 2, true, model);
       expect(isBlurred(photo.edgeWidth), `writer ${writer}: edge width ${photo.edgeWidth}`).toBe(true);
       const c = compareToModel(core, photo, model);
       expect(c.regime).toBe("blurred");
@@ -114,7 +115,7 @@ describe("the blurred regime", () => {
       // As captured, the blurred strokes' texture is no writer's: the regime is what approves it.
       expect(compareToModel(core, photo, model, { ...DEFAULT_PARAMS, blurred: undefined }).score).toBeLessThan(0.4);
       // The scan of the same form is sharp and compared as it is.
-      const scan = compareToModel(core, await onForm(writer, 2, false), model);
+      const scan = compareToModel(core, await onForm(writer, 2, false, model), model);
       expect(scan.regime).toBeUndefined();
       expect(scan.score).toBeGreaterThanOrEqual(0.7);
     }
@@ -126,7 +127,7 @@ describe("the blurred regime", () => {
     // Whichever regime its edges send it to (a thin pen's photo can read sharp), it is rejected.
     const regimes = [];
     for (const other of [202, 21, 57, 8]) {
-      const c = compareToModel(core, await onForm(other, 2, true), model);
+      const c = compareToModel(core, await onForm(other, 2, true, model), model);
       regimes.push(c.regime);
       expect(c.score, `writer ${other}`).toBeLessThan(0.4);
     }
@@ -135,7 +136,7 @@ describe("the blurred regime", () => {
 
   it("compares a photo as it is when the references are photos too: matched blur needs no second regime", async () => {
     const model = await cleanModel(101, true);
-    const photo = await onForm(101, 2, true);
+    const photo = await onForm(101, 2, true, model);
     expect(isBlurred(photo.edgeWidth)).toBe(true);
     expect(compareToModel(getCore(), photo, model).regime).toBeUndefined();
   });

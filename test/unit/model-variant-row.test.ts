@@ -23,6 +23,10 @@ describe("variant rows for few references", () => {
     expect(fromRaster.blurred).toBeDefined();
     expect(fromRow.blurred!.stats).toEqual(fromRaster.blurred!.stats);
     expect(fromRow.blurred!.basis.variants).toBeGreaterThan(0);
+    // So does the binarised regime's (the rendering is grey: its references carry the binarised vector).
+    expect(fromRaster.binarised).toBeDefined();
+    expect(fromRow.binarised!.stats).toEqual(fromRaster.binarised!.stats);
+    expect(fromRow.binarised!.basis.variants).toBeGreaterThan(0);
     // Without either, the model rests on the population prior alone.
     const priorOnly = buildReferenceModel(core, [{ refId: "r1", features }]);
     expect(priorOnly.basis.variants).toBe(0);

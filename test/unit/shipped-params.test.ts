@@ -10,9 +10,12 @@ describe("shipped parameters", () => {
   it("were fitted on the features the core extracts today", () => {
     expect(scoring.featureVersion).toBe(FEATURE_VERSION);
     expect(forgeability.featureVersion).toBe(FEATURE_VERSION);
-    // The blurred regime's parameters (compare.ts) are fitted with them, on the same writers.
+    // The other regimes' parameters (compare.ts) are fitted with them, on the same writers.
     expect(scoring.blurred.featureVersion).toBe(FEATURE_VERSION);
     expect(scoring.blurred.trainedOn).toEqual(scoring.trainedOn);
+    // And the binarised regime's.
+    expect(scoring.binarised.featureVersion).toBe(FEATURE_VERSION);
+    expect(scoring.binarised.trainedOn).toEqual(scoring.trainedOn);
   });
 
   it("were fitted on both development datasets", () => {

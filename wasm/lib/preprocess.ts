@@ -23,6 +23,14 @@ export let normH: i32 = 0;
 export let normPtr: usize = 0;
 export let threshold: i32 = 0;
 export let inkMass: f32 = 0;
+/**
+ * Of the pixels darker than paper (contrast above GREY_LOW), the share at an intermediate level (contrast
+ * below GREY_HIGH): about 0 for a bitonal scan (fax, G4 TIFF), a large share for a grey one, whose
+ * strokes have soft edges and uneven ink.
+ */
+export let greyShare: f32 = 0;
+const GREY_LOW: f32 = 0.15;
+const GREY_HIGH: f32 = 0.85;
 
 function otsu(hist: usize, total: i32): i32 {
   let sumAll: f64 = 0;
@@ -61,8 +69,10 @@ function percentile(hist: usize, upTo: i32, count: i32, q: f32): i32 {
 
 /**
  * Ink weights from grey levels, relative to this image's paper level and the level of its darkest ink. Writes a 256-entry f32 lookup table and returns it.
+ * `hard`: every level darker than the Otsu threshold is full ink and every other is paper, as a bitonal
+ * scanner would have made it (the binarised comparison regime, src/verify/compare.ts).
  */
-function inkTable(src: usize, w: i32, h: i32): usize {
+function inkTable(src: usize, w: i32, h: i32, hard: bool): usize {
   const hist = arenaCalloc(256 * 4);
   const n = w * h;
   for (let i = 0; i < n; i++) {
@@ -82,13 +92,22 @@ function inkTable(src: usize, w: i32, h: i32): usize {
   // so how much paper surrounds the signature does not change the stroke profile.
   const span: f32 = <f32>max(1, paper - dark);
   const lut = arenaAlloc(256 * 4);
+  let marked: f64 = 0;
+  let grey: f64 = 0;
   for (let g = 0; g < 256; g++) {
     const c: f32 = (<f32>(paper - g)) / span;
     let v: f32 = (c - INK_LOW) / (INK_HIGH - INK_LOW);
     if (v < 0) v = 0;
     if (v > 1) v = 1;
+    if (hard) v = g < t ? 1 : 0;
     store<f32>(lut + (<usize>g << 2), v);
+    if (c > GREY_LOW) {
+      const k = <f64>load<i32>(hist + (<usize>g << 2));
+      marked += k;
+      if (c < GREY_HIGH) grey += k;
+    }
   }
+  greyShare = marked > 0 ? <f32>(grey / marked) : 0;
   return lut;
 }
 
@@ -196,8 +215,8 @@ function dropIsolated(m: usize, lo: i32, hi: i32, total: f32, extent: i32): i64 
  * Threshold, crop to the ink and size-normalise. Returns false when there is (almost) no ink.
  * The normalised image (f32 ink weights in [0, 1], normW x normH) is at normPtr.
  */
-export function preprocess(src: usize, w: i32, h: i32): bool {
-  const lut = inkTable(src, w, h);
+export function preprocess(src: usize, w: i32, h: i32, hard: bool = false): bool {
+  const lut = inkTable(src, w, h, hard);
   const cols = arenaCalloc(<usize>w << 2);
   const rows = arenaCalloc(<usize>h << 2);
   let total: f32 = 0;

@@ -1,0 +1,133 @@
+// The binarised comparison regime (src/verify/compare.ts, features.ts): a crop's grey share tells a bitonal
+// capture (a fax, a G4 TIFF) from a grey one; when the questioned signature and its references differ in
+// that, both are compared as a bitonal scanner would have made them: a bitonal signature against the grey
+// references' binarised sub-model, a grey one binarised against bitonal references as they are. References
+// carry the binarised vector only when grey, and a questioned signature only when it is grey and its
+// references are bitonal.
+import { describe, expect, it } from "vitest";
+import { DEFAULT_QUALITY_FLOOR, DEFAULT_THRESHOLDS } from "../../src/domain/policy-defaults";
+import { DEFAULT_PARAMS } from "../../src/verify/calibration";
+import { compareToModel } from "../../src/verify/compare";
+import { getCore } from "../../src/verify/core-module";
+import { BINARISE_MIN_RESOLUTION, extractFeatures, isBitonal, referencesBitonal } from "../../src/verify/features";
+import { buildReferenceModel, type ReferenceModel } from "../../src/verify/model";
+import { checkDocument, enrolReference } from "../../src/verify/pipeline";
+import type { Raster } from "../../src/verify/types";
+import { encodePng, makeWriter, renderSignature, resizeRaster, scanOf } from "../fixtures/generator";
+
+/** Black and white at mid-grey, as a bitonal scanner or a fax gives it. */
+function bitonal(r: Raster): Raster {
+  return { width: r.width, height: r.height, data: r.data.map((v) => (v < 128 ? 0 : 255)) };
+}
+
+/** The writer's signature as a grey scan (soft stroke edges, scanner noise). */
+function greyScan(writer: number, variant: number): Raster {
+  return scanOf(renderSignature(makeWriter(writer), { variant, height: 260 }), { seed: variant });
+}
+
+async function modelOf(writer: number, capture: (r: Raster) => Raster): Promise<ReferenceModel> {
+  const core = getCore();
+  const refs = [];
+  for (let v = 1; v <= 4; v++) {
+    const e = await enrolReference(core, encodePng(capture(greyScan(writer, v))), { qualityFloor: 0 });
+    if (!("features" in e)) throw new Error(e.detail);
+    refs.push({ refId: `r${v}`, features: e.features, variantRow: e.variantRow });
+  }
+  return buildReferenceModel(core, refs);
+}
+
+const asScanned = (r: Raster) => r;
+
+describe("grey share", () => {
+  it("reads a bitonal crop as bitonal and a grey scan as grey", () => {
+    const core = getCore();
+    for (const writer of [3, 21, 101]) {
+      const grey = extractFeatures(core, greyScan(writer, 1));
+      const bw = extractFeatures(core, bitonal(greyScan(writer, 1)));
+      expect(isBitonal(bw.greyShare), `writer ${writer} bitonal: ${bw.greyShare}`).toBe(true);
+      expect(isBitonal(grey.greyShare), `writer ${writer} grey: ${grey.greyShare}`).toBe(false);
+      // A reference carries the binarised vector only when it is grey: a bitonal crop's own vector is that.
+      expect(grey.binarised).toBeDefined();
+      expect(grey.binarised).not.toBe(grey.vector);
+      expect(bw.binarised).toBeUndefined();
+    }
+  });
+
+  it("gives a questioned signature the binarised vector only when its references are bitonal and it is not", async () => {
+    const core = getCore();
+    const greyRefs = await modelOf(3, asScanned);
+    const bitonalRefs = await modelOf(3, bitonal);
+    expect(referencesBitonal(greyRefs)).toBe(false);
+    expect(referencesBitonal(bitonalRefs)).toBe(true);
+    const q = greyScan(3, 7);
+    expect(extractFeatures(core, q, { against: greyRefs }).binarised).toBeUndefined();
+    expect(extractFeatures(core, q, { against: bitonalRefs }).binarised).toBeDefined();
+    expect(extractFeatures(core, bitonal(q), { against: bitonalRefs }).binarised).toBeUndefined();
+    // The stored model keeps each binarised vector once, in its sub-model; bitonal references need none
+    // (a grey signature is binarised and compared with them as they are).
+    expect(greyRefs.binarised).toBeDefined();
+    expect(greyRefs.refs.every((r) => r.features.binarised === undefined)).toBe(true);
+    expect(bitonalRefs.binarised).toBeUndefined();
+  });
+});
+
+describe("the binarised regime", () => {
+  it("approves a writer's bitonal capture against grey references, and the other way round", async () => {
+    const core = getCore();
+    for (const writer of [3, 21]) {
+      for (const [refs, question] of [
+        [asScanned, bitonal],
+        [bitonal, asScanned],
+      ] as const) {
+        const model = await modelOf(writer, refs);
+        const f = extractFeatures(core, question(greyScan(writer, 7)), { against: model });
+        const c = compareToModel(core, f, model);
+        expect(c.regime, `writer ${writer}`).toBe("binarised");
+        expect(c.score, `writer ${writer}, references ${refs === bitonal ? "bitonal" : "grey"}`).toBeGreaterThanOrEqual(0.7);
+      }
+    }
+  });
+
+  it("rejects other writers' bitonal captures, and leaves matched captures as they are", async () => {
+    const core = getCore();
+    const model = await modelOf(3, asScanned);
+    for (const other of [21, 57, 101]) {
+      const c = compareToModel(core, extractFeatures(core, bitonal(greyScan(other, 7)), { against: model }), model);
+      expect(c.regime).toBe("binarised");
+      expect(c.score, `writer ${other}`).toBeLessThan(0.4);
+    }
+    const same = compareToModel(core, extractFeatures(core, greyScan(3, 7), { against: model }), model);
+    expect(same.regime).toBeUndefined();
+    expect(same.score).toBeGreaterThanOrEqual(0.7);
+    const bitonalModel = await modelOf(3, bitonal);
+    const bw = compareToModel(core, extractFeatures(core, bitonal(greyScan(3, 7)), { against: bitonalModel }), bitonalModel);
+    expect(bw.regime).toBeUndefined();
+    expect(bw.score).toBeGreaterThanOrEqual(0.7);
+  });
+
+  it("leaves a grey capture of coarser resolution than its bitonal references as it is", async () => {
+    const core = getCore();
+    const model = await modelOf(3, bitonal);
+    const q = greyScan(3, 7);
+    const full = extractFeatures(core, q, { against: model });
+    expect(compareToModel(core, full, model).regime).toBe("binarised");
+    // Half the resolution: thresholding would quantise its edges more coarsely than the references'.
+    const half = extractFeatures(core, resizeRaster(q, Math.round(q.width / 2), Math.round(q.height / 2)), { against: model });
+    expect(half.resolution!).toBeLessThan(BINARISE_MIN_RESOLUTION * full.resolution!);
+    expect(compareToModel(core, half, model).regime).toBeUndefined();
+  });
+
+  it("is what a check of a bitonal file runs: the decision follows the regime's score", async () => {
+    const model = await modelOf(21, asScanned);
+    const policy = { thresholds: DEFAULT_THRESHOLDS, quality_floor: DEFAULT_QUALITY_FLOOR };
+    const out = await checkDocument(getCore(), encodePng(bitonal(greyScan(21, 8))), model, policy, { inputType: "signature_image" });
+    expect(["APPROVE", "AUTO_APPROVE"]).toContain(out.decision);
+    // Without the regime the same signature is compared as it is, and scores lower.
+    const without = compareToModel(getCore(), extractFeatures(getCore(), bitonal(greyScan(21, 8)), { against: model }), model, {
+      ...DEFAULT_PARAMS,
+      binarised: undefined,
+    });
+    expect(without.regime).toBeUndefined();
+    expect(without.score).toBeLessThan(out.score!);
+  });
+});
