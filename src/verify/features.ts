@@ -88,8 +88,8 @@ export interface SignatureFeatures {
 const cache = new WeakMap<SignatureFeatures, Float32Array>();
 
 /**
- * What a signature carries besides its own vector. A reference (the default) carries both other
- * regimes' vectors, since any later check may be blurred or bitonal. A questioned signature (`against`
+ * What a signature carries besides its own vector. A reference (the default) carries the blurred vector,
+ * and the binarised one when it is grey, since any later check may be blurred or bitonal. A questioned signature (`against`
  * its subject's model) carries the blurred vector only when its own capture is blurred, and the
  * binarised one only when it is grey and the references are bitonal: those are the only cases that
  * compare them.
