@@ -9,11 +9,12 @@ import { DEFAULT_QUALITY_FLOOR, DEFAULT_THRESHOLDS } from "../../src/domain/poli
 import { DEFAULT_PARAMS } from "../../src/verify/calibration";
 import { compareToModel } from "../../src/verify/compare";
 import { getCore } from "../../src/verify/core-module";
+import { decodePage } from "../../src/verify/decode";
 import { BINARISE_MIN_RESOLUTION, extractFeatures, isBitonal, referencesBitonal } from "../../src/verify/features";
 import { buildReferenceModel, type ReferenceModel } from "../../src/verify/model";
 import { checkDocument, enrolReference } from "../../src/verify/pipeline";
 import type { Raster } from "../../src/verify/types";
-import { encodePng, makeWriter, renderSignature, resizeRaster, scanOf } from "../fixtures/generator";
+import { encodeJpeg, encodePng, makeWriter, renderSignature, resizeRaster, scanOf } from "../fixtures/generator";
 
 /** Black and white at mid-grey, as a bitonal scanner or a fax gives it. */
 function bitonal(r: Raster): Raster {
@@ -39,12 +40,15 @@ async function modelOf(writer: number, capture: (r: Raster) => Raster): Promise<
 const asScanned = (r: Raster) => r;
 
 describe("grey share", () => {
-  it("reads a bitonal crop as bitonal and a grey scan as grey", () => {
+  it("reads a bitonal crop as bitonal, also saved as a JPEG, and a grey scan as grey", async () => {
     const core = getCore();
     for (const writer of [3, 21, 101]) {
       const grey = extractFeatures(core, greyScan(writer, 1));
       const bw = extractFeatures(core, bitonal(greyScan(writer, 1)));
+      // A fax saved as a JPEG rings around its strokes, near paper and near ink.
+      const jpeg = extractFeatures(core, await decodePage(encodeJpeg(bitonal(greyScan(writer, 1)), 30), 0));
       expect(isBitonal(bw.greyShare), `writer ${writer} bitonal: ${bw.greyShare}`).toBe(true);
+      expect(isBitonal(jpeg.greyShare), `writer ${writer} bitonal, JPEG at quality 30: ${jpeg.greyShare}`).toBe(true);
       expect(isBitonal(grey.greyShare), `writer ${writer} grey: ${grey.greyShare}`).toBe(false);
       // A reference carries the binarised vector only when it is grey: a bitonal crop's own vector is that.
       expect(grey.binarised).toBeDefined();
