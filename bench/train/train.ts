@@ -5,7 +5,8 @@
 //   npm run train:scoring [-- --cache DIR]     every dataset of the nearest shared/datasets
 //   node --import tsx bench/train/train.ts [<dataset folder>...] [--out src/verify/data/scoring.json] [--cache DIR]
 //
-// The file holds the parameters of both regimes: as captured, and blurred (params.blurred, compare.ts).
+// The file holds the parameters of the three regimes: as captured, blurred (params.blurred) and binarised
+// (params.binarised), compare.ts.
 //
 // The file is written through Biome's formatter, as the tree is formatted, so a retrain that changes
 // nothing leaves no diff.
