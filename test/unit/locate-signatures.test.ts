@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { locateSignatures, type LocatedSignature } from "../../src/verify/locate";
+import { cropRaster } from "../../src/verify/render";
 import { VerifyError, type Box, type Raster } from "../../src/verify/types";
 import {
   boxIoU,
@@ -21,12 +22,6 @@ const boxes = signatureBoxes(A4.width, A4.height, 2);
 
 function busyForm(seed: number, writerSeed = seed) {
   return renderForm({ signatures: [{ writer: makeWriter(writerSeed), variant: 1, box: boxes[0] }], stamp: true, seed });
-}
-
-function cropOf(r: Raster, b: Box): Raster {
-  const data = new Uint8Array(b.w * b.h);
-  for (let y = 0; y < b.h; y++) data.set(r.data.subarray((b.y + y) * r.width + b.x, (b.y + y) * r.width + b.x + b.w), y * b.w);
-  return { width: b.w, height: b.h, data };
 }
 
 function scaled(b: Box, k: number): Box {
@@ -112,7 +107,7 @@ describe("locating signatures without a template", () => {
     const b = form.signatures[0].box;
     // A window around the signature box with the form's label printed under it: the label stays out.
     const win = { x: b.x - 40, y: b.y - 40, w: b.w + 80, h: b.h + 120 };
-    const crop = cropOf(form.raster, win);
+    const crop = cropRaster(form.raster, win);
     const found = locateSignatures([crop]);
     expect(found.length).toBeGreaterThan(0);
     const ink = form.signatures[0].inkBox;
