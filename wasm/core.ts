@@ -5,7 +5,7 @@
 import { arenaAlloc, arenaReset } from "./lib/arena";
 import { GROUP_COUNT, G_KIND, featureLength as layoutLength, groupOffset as layoutOffset } from "./lib/layout";
 import * as pre from "./lib/preprocess";
-import { extractFeatures } from "./lib/features";
+import { ALL_GROUPS, extractFeatures } from "./lib/features";
 import { normaliseWidth, skeletonLength, strokeWidth } from "./lib/stroke";
 export { groupDistances, chi2, l2sq } from "./lib/distance";
 
@@ -58,14 +58,18 @@ const STROKE_WIDTH: f32 = 2.0;
  */
 const SHAPE_GROUPS: i32 = 0b11101100001111;
 
-/** Features of the current normalised image. */
+/**
+ * Features of the current normalised image: the texture groups from it, the shape groups from it redrawn
+ * at STROKE_WIDTH, each pass computing only its own groups.
+ */
 export function features(): usize {
   const aspect: f32 = pre.inkH > 0 ? <f32>pre.inkW / <f32>pre.inkH : 1;
-  const f = extractFeatures(pre.normPtr, pre.normW, pre.normH, aspect);
-  if (pre.normW == 0) return f;
+  if (pre.normW == 0) return extractFeatures(pre.normPtr, pre.normW, pre.normH, aspect);
   const even = normaliseWidth(pre.normPtr, pre.normW, pre.normH, STROKE_WIDTH);
-  if (even == pre.normPtr) return f;
-  const g = extractFeatures(even, pre.normW, pre.normH, aspect);
+  // Too little ink to measure the pen: every group from the image as it is.
+  if (even == pre.normPtr) return extractFeatures(pre.normPtr, pre.normW, pre.normH, aspect, ALL_GROUPS);
+  const f = extractFeatures(pre.normPtr, pre.normW, pre.normH, aspect, ALL_GROUPS & ~SHAPE_GROUPS);
+  const g = extractFeatures(even, pre.normW, pre.normH, aspect, SHAPE_GROUPS);
   for (let k = 0; k < GROUP_COUNT; k++) {
     if (((SHAPE_GROUPS >> k) & 1) == 0) continue;
     const at = <usize>layoutOffset(k) << 2;

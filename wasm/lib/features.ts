@@ -5,7 +5,7 @@
 import { arenaAlloc, arenaCalloc } from "./arena";
 import {
   HOG_BINS, LBP_BINS, POLAR_SECTORS, POLAR_ZONES, PROFILE_X, PROFILE_Y, COOC_BINS, SEQ_LEN, SEQ_DIM,
-  groupOffset, featureLength,
+  GROUP_COUNT, groupOffset, featureLength,
 } from "./layout";
 
 const PI: f32 = 3.14159265;
@@ -70,15 +70,33 @@ function normaliseHists(p: usize, zones: i32, bins: i32): void {
   }
 }
 
+/** Every group of lib/layout.ts. */
+export const ALL_GROUPS: i32 = (1 << GROUP_COUNT) - 1;
+
+@inline function has(mask: i32, g: i32): bool {
+  return ((mask >> g) & 1) != 0;
+}
+
 /**
  * Extract the feature vector of the W x H ink image `img` (f32 in [0, 1]). `aspect` is the ink box's
- * width / height in the source crop. Returns a pointer to featureLength() zero-padded f32.
+ * width / height in the source crop. Returns a pointer to featureLength() zero-padded f32. Only the
+ * groups in `mask` (bit g = group g) are computed, the others left zero: the core reads the texture
+ * groups from one image and the shape groups from another (core.ts features), and each pass then skips
+ * the work the other's groups need (gradients and angles, or the LBP codes). A group's values do not
+ * depend on which other groups are computed.
  */
-export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32): usize {
+export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32, mask: i32 = ALL_GROUPS): usize {
   if (!lutReady) initLut();
   const n = featureLength();
   const f = arenaCalloc(<usize>n << 2);
   if (W < 3 || H < 3) return f;
+  const doHog = (mask & 0b1111) != 0;
+  const doLbp = (mask & 0b11110000) != 0;
+  const doMass = has(mask, 8);
+  const doProf = has(mask, 9);
+  const doCooc = has(mask, 11) || has(mask, 12);
+  // The gradient feeds HOG and the co-occurrence.
+  const doGrad = doHog || doCooc;
 
   const hog1 = f + (<usize>groupOffset(0) << 2);
   const hog24 = f + (<usize>groupOffset(1) << 2);
@@ -118,8 +136,8 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32): usize 
   const rMean = rs / m;
 
   // Per-pixel orientation (unsigned, radians) for the co-occurrence pass; -1 where there is no edge.
-  const orient = arenaAlloc(<usize>(W * H) << 2);
-  memory.fill(orient, 0xff, <usize>(W * H) << 2); // NaN-free sentinel: 0xffffffff reads as NaN, tested below
+  const orient = doCooc ? arenaAlloc(<usize>(W * H) << 2) : 0;
+  if (doCooc) memory.fill(orient, 0xff, <usize>(W * H) << 2); // NaN-free sentinel: 0xffffffff reads as NaN, tested below
 
   for (let y = 1; y < H - 1; y++) {
     const zy24 = (y * 2) / H;
@@ -130,37 +148,49 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32): usize 
       const z24 = zy24 * 4 + zx24;
       const z48 = zy48 * 8 + zx48;
       const v = px(img, W, x, y);
+      // Without gradients, only ink pixels add anything (ink mass, profiles, LBP).
+      if (!doGrad && v == 0) continue;
       const a0 = px(img, W, x - 1, y - 1), a1 = px(img, W, x, y - 1), a2 = px(img, W, x + 1, y - 1);
       const a3 = px(img, W, x + 1, y), a4 = px(img, W, x + 1, y + 1), a5 = px(img, W, x, y + 1);
       const a6 = px(img, W, x - 1, y + 1), a7 = px(img, W, x - 1, y);
-      const gx = (a2 + 2 * a3 + a4) - (a0 + 2 * a7 + a6);
-      const gy = (a6 + 2 * a5 + a4) - (a0 + 2 * a1 + a2);
-      const mag = Mathf.sqrt(gx * gx + gy * gy);
+      let gx: f32 = 0, gy: f32 = 0, mag: f32 = 0;
+      if (doGrad) {
+        gx = (a2 + 2 * a3 + a4) - (a0 + 2 * a7 + a6);
+        gy = (a6 + 2 * a5 + a4) - (a0 + 2 * a1 + a2);
+        mag = Mathf.sqrt(gx * gx + gy * gy);
+      }
+      // The polar zone costs an atan2: only where a polar histogram reads it.
       let pz = -1;
-      if (v > 0 || mag > EDGE_MIN) pz = polarZone(<f32>x - cx, <f32>y - cy, rMean);
+      if ((doMass && v > 0) || (doHog && mag > EDGE_MIN) || (doLbp && v > LBP_INK_MIN)) pz = polarZone(<f32>x - cx, <f32>y - cy, rMean);
       if (v > 0) {
-        addf(mass + (<usize>z48 << 2), v);
-        addf(mass + (<usize>(32 + pz) << 2), v);
-        addf(prof + (<usize>((x * PROFILE_X) / W) << 2), v);
-        addf(prof + (<usize>(PROFILE_X + (y * PROFILE_Y) / H) << 2), v);
+        if (doMass) {
+          addf(mass + (<usize>z48 << 2), v);
+          addf(mass + (<usize>(32 + pz) << 2), v);
+        }
+        if (doProf) {
+          addf(prof + (<usize>((x * PROFILE_X) / W) << 2), v);
+          addf(prof + (<usize>(PROFILE_X + (y * PROFILE_Y) / H) << 2), v);
+        }
       }
       if (mag > EDGE_MIN) {
         let th = Mathf.atan2(gy, gx);
         if (th < 0) th += PI;
         if (th >= PI) th -= PI;
-        store<f32>(orient + (<usize>(y * W + x) << 2), th);
-        const fb = th / PI * <f32>HOG_BINS - 0.5;
-        let b0 = <i32>Mathf.floor(fb);
-        const fr = fb - <f32>b0;
-        if (b0 < 0) b0 += HOG_BINS;
-        const b1 = b0 + 1 == HOG_BINS ? 0 : b0 + 1;
-        const w0 = mag * (1 - fr), w1 = mag * fr;
-        addf(hog1 + (<usize>b0 << 2), w0); addf(hog1 + (<usize>b1 << 2), w1);
-        addf(hog24 + (<usize>(z24 * HOG_BINS + b0) << 2), w0); addf(hog24 + (<usize>(z24 * HOG_BINS + b1) << 2), w1);
-        addf(hog48 + (<usize>(z48 * HOG_BINS + b0) << 2), w0); addf(hog48 + (<usize>(z48 * HOG_BINS + b1) << 2), w1);
-        addf(hogP + (<usize>(pz * HOG_BINS + b0) << 2), w0); addf(hogP + (<usize>(pz * HOG_BINS + b1) << 2), w1);
+        if (doCooc) store<f32>(orient + (<usize>(y * W + x) << 2), th);
+        if (doHog) {
+          const fb = th / PI * <f32>HOG_BINS - 0.5;
+          let b0 = <i32>Mathf.floor(fb);
+          const fr = fb - <f32>b0;
+          if (b0 < 0) b0 += HOG_BINS;
+          const b1 = b0 + 1 == HOG_BINS ? 0 : b0 + 1;
+          const w0 = mag * (1 - fr), w1 = mag * fr;
+          addf(hog1 + (<usize>b0 << 2), w0); addf(hog1 + (<usize>b1 << 2), w1);
+          addf(hog24 + (<usize>(z24 * HOG_BINS + b0) << 2), w0); addf(hog24 + (<usize>(z24 * HOG_BINS + b1) << 2), w1);
+          addf(hog48 + (<usize>(z48 * HOG_BINS + b0) << 2), w0); addf(hog48 + (<usize>(z48 * HOG_BINS + b1) << 2), w1);
+          addf(hogP + (<usize>(pz * HOG_BINS + b0) << 2), w0); addf(hogP + (<usize>(pz * HOG_BINS + b1) << 2), w1);
+        }
       }
-      if (v > LBP_INK_MIN) {
+      if (doLbp && v > LBP_INK_MIN) {
         const t = v - 0.02;
         let code = 0;
         if (a0 >= t) code |= 1;
@@ -181,7 +211,8 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32): usize 
   }
 
   // Orientation co-occurrence a few pixels along the contour: how the stroke direction turns.
-  for (let y = 1; y < H - 1; y++) {
+  const coocRows = doCooc ? H - 1 : 0;
+  for (let y = 1; y < coocRows; y++) {
     const zy24 = (y * 2) / H;
     for (let x = 1; x < W - 1; x++) {
       const th = load<f32>(orient + (<usize>(y * W + x) << 2));
@@ -215,8 +246,15 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32): usize 
   normaliseHists(prof + (<usize>PROFILE_X << 2), 1, PROFILE_Y);
   normaliseHists(co1, 1, COOC_BINS);
   normaliseHists(co24, 8, COOC_BINS);
-  store<f32>(glob, Mathf.log(max<f32>(aspect, 0.01)));
-  columnSequence(img, W, H, cy, f + (<usize>groupOffset(13) << 2));
+  if (has(mask, 10)) store<f32>(glob, Mathf.log(max<f32>(aspect, 0.01)));
+  if (has(mask, 13)) columnSequence(img, W, H, cy, f + (<usize>groupOffset(13) << 2));
+  // Groups that share a pass with a requested one (the 1x1, 2x4, 4x8 and polar zones of HOG or LBP,
+  // the two co-occurrences, the two halves of ink mass) were computed together: clear the unrequested.
+  for (let g = 0; g < GROUP_COUNT; g++) {
+    if (has(mask, g)) continue;
+    const at = f + (<usize>groupOffset(g) << 2);
+    memory.fill(at, 0, <usize>(groupOffset(g + 1) - groupOffset(g)) << 2);
+  }
   return f;
 }
 

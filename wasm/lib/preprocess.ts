@@ -280,12 +280,42 @@ export function preprocess(src: usize, w: i32, h: i32, hard: bool = false): bool
     for (let x = 0; x < bw; x++) store<f32>(line + (<usize>x << 2), load<f32>(lut + (<usize>load<u8>(row + <usize>x) << 2)));
     resample1d(line, 4, bw, tmp + (<usize>(y * W) << 2), 4, W);
   }
-  const out = arenaAlloc(<usize>(W * H) << 2);
-  for (let x = 0; x < W; x++) {
-    resample1d(tmp + (<usize>x << 2), <usize>W << 2, bh, out + (<usize>x << 2), <usize>W << 2, H);
-  }
+  const out = arenaCalloc(<usize>(W * H) << 2);
+  resampleRows(tmp, bh, out, H, W);
   normPtr = out;
   return true;
+}
+
+/**
+ * The vertical pass: `n` rows of `width` f32 at `src` onto `m` rows at `dst` (zeroed), each output row
+ * the area-weighted mean of the source rows it covers. The same sums as resample1d down each column, in
+ * the same order (source rows ascending), but row by row: memory is read in order, and each source row's
+ * span is worked out once for the whole row.
+ */
+function resampleRows(src: usize, n: i32, dst: usize, m: i32, width: i32): void {
+  const s: f32 = <f32>m / <f32>n;
+  const rowBytes = <usize>width << 2;
+  for (let i = 0; i < n; i++) {
+    const row = src + <usize>i * rowBytes;
+    const a: f32 = <f32>i * s;
+    const b: f32 = a + s;
+    let o = <i32>a;
+    while (o < m && <f32>o < b) {
+      const lo = max<f32>(a, <f32>o);
+      const hi = min<f32>(b, <f32>(o + 1));
+      if (hi > lo) {
+        const k = hi - lo;
+        const out = dst + <usize>o * rowBytes;
+        for (let x = 0; x < width; x++) {
+          const v = load<f32>(row + (<usize>x << 2));
+          if (v == 0) continue;
+          const p = out + (<usize>x << 2);
+          store<f32>(p, load<f32>(p) + v * k);
+        }
+      }
+      o++;
+    }
+  }
 }
 
 /**

@@ -24,54 +24,82 @@ export let skeletonLength: i32 = 0;
 }
 
 /**
- * One Zhang-Suen sub-iteration over the interior (`second` selects the second one's conditions). The
- * deletions are listed in `del` and applied after the scan, as the method requires. Returns their count.
+ * One Zhang-Suen sub-iteration over the `count` pixels listed at `idx` (the ink pixels still standing;
+ * `second` selects the second sub-iteration's conditions). The deletions are listed in `del` and applied
+ * after the scan, as the method requires, so the order of the list does not matter. Returns their count.
  */
-function thinPass(b: usize, del: usize, W: i32, H: i32, second: bool): i32 {
+function thinPass(b: usize, idx: usize, count: i32, del: usize, W: i32, second: bool): i32 {
   let n = 0;
-  for (let y = 1; y < H - 1; y++) {
-    for (let x = 1; x < W - 1; x++) {
-      if (at(b, W, x, y) == 0) continue;
-      const p2 = at(b, W, x, y - 1), p3 = at(b, W, x + 1, y - 1), p4 = at(b, W, x + 1, y);
-      const p5 = at(b, W, x + 1, y + 1), p6 = at(b, W, x, y + 1), p7 = at(b, W, x - 1, y + 1);
-      const p8 = at(b, W, x - 1, y), p9 = at(b, W, x - 1, y - 1);
-      const neighbours = p2 + p3 + p4 + p5 + p6 + p7 + p8 + p9;
-      if (neighbours < 2 || neighbours > 6) continue;
-      // Exactly one 0 -> 1 transition around the pixel: removing it does not split the stroke.
-      let a = 0;
-      if (p2 == 0 && p3 == 1) a++;
-      if (p3 == 0 && p4 == 1) a++;
-      if (p4 == 0 && p5 == 1) a++;
-      if (p5 == 0 && p6 == 1) a++;
-      if (p6 == 0 && p7 == 1) a++;
-      if (p7 == 0 && p8 == 1) a++;
-      if (p8 == 0 && p9 == 1) a++;
-      if (p9 == 0 && p2 == 1) a++;
-      if (a != 1) continue;
-      if (!second) {
-        if (p2 * p4 * p6 != 0 || p4 * p6 * p8 != 0) continue;
-      } else if (p2 * p4 * p8 != 0 || p2 * p6 * p8 != 0) continue;
-      store<i32>(del + (<usize>n << 2), y * W + x);
-      n++;
-    }
+  for (let k = 0; k < count; k++) {
+    const i = load<i32>(idx + (<usize>k << 2));
+    const y = i / W;
+    const x = i - y * W;
+    const p2 = at(b, W, x, y - 1), p3 = at(b, W, x + 1, y - 1), p4 = at(b, W, x + 1, y);
+    const p5 = at(b, W, x + 1, y + 1), p6 = at(b, W, x, y + 1), p7 = at(b, W, x - 1, y + 1);
+    const p8 = at(b, W, x - 1, y), p9 = at(b, W, x - 1, y - 1);
+    const neighbours = p2 + p3 + p4 + p5 + p6 + p7 + p8 + p9;
+    if (neighbours < 2 || neighbours > 6) continue;
+    // Exactly one 0 -> 1 transition around the pixel: removing it does not split the stroke.
+    let a = 0;
+    if (p2 == 0 && p3 == 1) a++;
+    if (p3 == 0 && p4 == 1) a++;
+    if (p4 == 0 && p5 == 1) a++;
+    if (p5 == 0 && p6 == 1) a++;
+    if (p6 == 0 && p7 == 1) a++;
+    if (p7 == 0 && p8 == 1) a++;
+    if (p8 == 0 && p9 == 1) a++;
+    if (p9 == 0 && p2 == 1) a++;
+    if (a != 1) continue;
+    if (!second) {
+      if (p2 * p4 * p6 != 0 || p4 * p6 * p8 != 0) continue;
+    } else if (p2 * p4 * p8 != 0 || p2 * p6 * p8 != 0) continue;
+    store<i32>(del + (<usize>n << 2), i);
+    n++;
   }
-  for (let i = 0; i < n; i++) store<u8>(b + <usize>load<i32>(del + (<usize>i << 2)), 0);
+  for (let k = 0; k < n; k++) store<u8>(b + <usize>load<i32>(del + (<usize>k << 2)), 0);
   return n;
 }
 
-/** The one-pixel skeleton of the binarised ink image, as a W x H u8 mask (border pixels left out). */
+/** Drop the pixels a pass deleted from the list at `idx`; returns the new count. */
+function compact(b: usize, idx: usize, count: i32): i32 {
+  let m = 0;
+  for (let k = 0; k < count; k++) {
+    const i = load<i32>(idx + (<usize>k << 2));
+    if (load<u8>(b + <usize>i) != 0) {
+      store<i32>(idx + (<usize>m << 2), i);
+      m++;
+    }
+  }
+  return m;
+}
+
+/**
+ * The one-pixel skeleton of the binarised ink image, as a W x H u8 mask (border pixels left out). The
+ * passes visit only the ink pixels still standing (a list), not the whole image: ink is a small share
+ * of a signature's box, and each pass deletes only ink.
+ */
 function skeleton(img: usize, W: i32, H: i32): usize {
   const n = W * H;
   const b = arenaCalloc(<usize>n);
+  const idx = arenaAlloc(<usize>n << 2);
+  let count = 0;
   for (let y = 1; y < H - 1; y++) {
     for (let x = 1; x < W - 1; x++) {
       const i = y * W + x;
-      if (load<f32>(img + (<usize>i << 2)) >= BIN) store<u8>(b + <usize>i, 1);
+      if (load<f32>(img + (<usize>i << 2)) >= BIN) {
+        store<u8>(b + <usize>i, 1);
+        store<i32>(idx + (<usize>count << 2), i);
+        count++;
+      }
     }
   }
   const del = arenaAlloc(<usize>n << 2);
   for (let pass = 0; pass < MAX_PASSES; pass++) {
-    if (thinPass(b, del, W, H, false) + thinPass(b, del, W, H, true) == 0) break;
+    const first = thinPass(b, idx, count, del, W, false);
+    if (first > 0) count = compact(b, idx, count);
+    const second = thinPass(b, idx, count, del, W, true);
+    if (second > 0) count = compact(b, idx, count);
+    if (first + second == 0) break;
   }
   return b;
 }
