@@ -10,7 +10,7 @@
  *     regions   the zones that deviated most from that reference, as boxes in [0, 1] coordinates of the
  *               questioned signature's raster, with deviation = zone distance / mean zone distance (1 = typical)
  */
-import type { Core } from "./core";
+import type { Core, VectorKind } from "./core";
 import { DEFAULT_PARAMS, scoreOf, type ScoringParams } from "./calibration";
 import {
   BINARISE_MIN_RESOLUTION,
@@ -40,8 +40,11 @@ export interface Comparison {
    * Set when the questioned signature was compared in another regime than as it is: blurred (a capture
    * out of focus) or binarised (its bitonality differs from its references'); calibration.ts.
    */
-  regime?: "blurred" | "binarised";
+  regime?: Exclude<Regime, "sharp">;
 }
+
+/** The comparison regimes (regimeFor). */
+export type Regime = "sharp" | "blurred" | "binarised";
 
 export class ModelMismatchError extends Error {
   constructor(message: string) {
@@ -95,6 +98,57 @@ export function comparisonVectorOf(
   return { x, z: zSum / groups };
 }
 
+/** The regime a questioned signature is compared in, the reference model it is compared with, and how it is scored. */
+export interface RegimeChoice {
+  regime: Regime;
+  model: ReferenceModel;
+  params: ScoringParams;
+}
+
+/**
+ * Where a questioned signature with these measures is compared (the one place that decides it, for
+ * compareToModel and for a check's extraction, features.ts):
+ * - blurred (a phone photo out of focus) against sharp references: in the blurred regime, by its blurred
+ *   vector against the references' blurred vectors (the model's `blurred` sub-model, `params.blurred`).
+ *   References blurred alike are left as they are: matched blur compares as well as matched sharpness.
+ * - bitonal (a fax, a G4 TIFF) against references scanned in grey: in the binarised regime, by its own
+ *   vector against the references as a bitonal scanner would have made them (`binarised` sub-model and
+ *   parameters).
+ * - grey against bitonal references, with enough resolution (resolutionToBinarise): in the binarised
+ *   regime, by its binarised vector against the references as they are.
+ * - anything else as captured ("sharp"). So is a regime whose sub-model or parameters are missing.
+ */
+export function regimeFor(
+  q: Pick<SignatureFeatures, "edgeWidth" | "greyShare" | "resolution">,
+  model: ReferenceModel,
+  params: ScoringParams = DEFAULT_PARAMS,
+): RegimeChoice {
+  if (params.blurred && model.blurred && isBlurred(q.edgeWidth) && !referencesBlurred(model)) {
+    return { regime: "blurred", model: model.blurred, params: params.blurred };
+  }
+  if (q.greyShare !== undefined) {
+    const bitonal = isBitonal(q.greyShare);
+    const refsBitonal = referencesBitonal(model);
+    if (!bitonal && refsBitonal && resolutionToBinarise(q, model)) return { regime: "binarised", model, params };
+    if (bitonal && !refsBitonal && params.binarised && model.binarised) {
+      return { regime: "binarised", model: model.binarised, params: params.binarised };
+    }
+  }
+  return { regime: "sharp", model, params };
+}
+
+/** The vector of the questioned signature that a regime reads: a bitonal capture's own is already binarised. */
+export function vectorKindFor(regime: Regime, greyShare: number | undefined): VectorKind {
+  return regime === "binarised" && isBitonal(greyShare) ? "sharp" : regime;
+}
+
+/** The questioned signature as its regime reads it; null when it lacks that vector (a blank crop). */
+function viewIn(features: SignatureFeatures, kind: VectorKind): SignatureFeatures | null {
+  if (kind === "blurred") return features.blurred ? blurredView(features) : null;
+  if (kind === "binarised") return features.binarised ? binarisedView(features) : null;
+  return features;
+}
+
 export function compareToModel(
   core: Core,
   features: SignatureFeatures,
@@ -104,27 +158,20 @@ export function compareToModel(
   if (model.featureVersion !== FEATURE_VERSION || features.version !== FEATURE_VERSION) {
     throw new ModelMismatchError("the reference model was built with other features: rebuild it");
   }
-  // A blurred capture (a phone photo out of focus) has lost the fine texture its sharp references have: it
-  // is compared by its blurred vector against the references' blurred vectors, with parameters fitted so.
-  // References blurred alike are left as they are: matched blur compares as well as matched sharpness.
-  const b = params.blurred;
-  if (b && model.blurred && features.blurred && isBlurred(features.edgeWidth) && !referencesBlurred(model)) {
-    return { ...compareToModel(core, blurredView(features), model.blurred, b), regime: "blurred" };
+  const choice = regimeFor(features, model, params);
+  if (features.regime !== undefined) {
+    // Extracted against this model in that regime (features.ts): `vector` is the regime's own.
+    if (features.regime !== choice.regime) throw new ModelMismatchError("the signature was extracted for another reference model");
+    return { ...compareAsIs(core, features, choice.model, choice.params), regime: features.regime };
   }
-  // A bitonal capture (a fax, a G4 TIFF) lacks the soft stroke edges and uneven ink of references scanned
-  // in grey: it is compared with the references as a bitonal scanner would have made them (the binarised
-  // sub-model, with parameters fitted on binarised training writers). A grey capture against bitonal
-  // references is binarised itself, and then compared as any bitonal capture against them.
-  if (features.greyShare !== undefined) {
-    const bitonal = isBitonal(features.greyShare);
-    const refsBitonal = referencesBitonal(model);
-    if (!bitonal && refsBitonal && features.binarised && resolutionToBinarise(features, model)) {
-      return { ...compareToModel(core, binarisedView(features), model, params), regime: "binarised" };
-    }
-    if (bitonal && !refsBitonal && params.binarised && model.binarised) {
-      return { ...compareToModel(core, binarisedView(features), model.binarised, params.binarised), regime: "binarised" };
-    }
-  }
+  const { regime } = choice;
+  const view = regime === "sharp" ? null : viewIn(features, vectorKindFor(regime, features.greyShare));
+  if (view && regime !== "sharp") return { ...compareAsIs(core, view, choice.model, choice.params), regime };
+  return compareAsIs(core, features, model, params);
+}
+
+/** Compare this vector with these references as it is, scored with `params`. */
+function compareAsIs(core: Core, features: SignatureFeatures, model: ReferenceModel, params: ScoringParams): Comparison {
   const active = model.refs.filter((r) => !r.outlier);
   if (active.length === 0) throw new ModelMismatchError("the reference model has no usable reference");
   const q = featureVector(features);
@@ -172,7 +219,7 @@ function referencesBlurred(model: ReferenceModel): boolean {
 }
 
 /** The questioned ink has at least BINARISE_MIN_RESOLUTION of the references' median resolution. */
-function resolutionToBinarise(features: SignatureFeatures, model: ReferenceModel): boolean {
+function resolutionToBinarise(features: Pick<SignatureFeatures, "resolution">, model: ReferenceModel): boolean {
   const refs = median(model.refs.filter((r) => !r.outlier).map((r) => r.features.resolution));
   return features.resolution !== undefined && refs !== null && features.resolution >= BINARISE_MIN_RESOLUTION * refs;
 }

@@ -80,6 +80,27 @@ export interface Extraction {
   inkBox: { x: number; y: number; w: number; h: number };
 }
 
+/**
+ * Which rendering of the crop a vector is read from: as captured, its normalised image blurred by
+ * BLUR_SIGMA, or the crop binarised as a bitonal scanner would have made it (compare.ts's regimes).
+ */
+export type VectorKind = "sharp" | "blurred" | "binarised";
+
+/** What the core has measured of a crop by the time a check must choose its vector (Core.extractOne). */
+export interface CropMeasures {
+  greyShare: number;
+  resolution: number;
+}
+
+/** One vector of a crop, with the crop's measures (Core.extractOne). */
+export interface OneExtraction extends CropMeasures {
+  vector: Float32Array;
+  /** The kind asked for, or "sharp" when that was binarised and the binarised rendering held no ink. */
+  kind: VectorKind;
+  inkFound: boolean;
+  inkBox: { x: number; y: number; w: number; h: number };
+}
+
 export interface Core {
   readonly featureLength: number;
   readonly groupCount: number;
@@ -97,6 +118,12 @@ export interface Core {
     jitters?: readonly Jitter[],
     opts?: { blurred?: boolean; binarised?: (greyShare: number) => boolean },
   ): { main: Extraction; variants: Float32Array[] };
+  /**
+   * Preprocess and extract the one vector a check compares: `choose` sees the crop's measures once it is
+   * preprocessed and names the kind, and only that vector is computed (the sharp one, all zeros, for a
+   * blank crop).
+   */
+  extractOne(raster: Raster, choose: (m: CropMeasures) => VectorKind): OneExtraction;
   /** Per-group distances of q to each ref: a Float32Array of refs.length * groupCount (ref-major). */
   groupDistances(q: Float32Array, refs: readonly Float32Array[]): Float32Array;
   /** Bytes of linear memory the core holds now (0 between calls once a large call was released). */
@@ -168,6 +195,51 @@ export function createCore(module: WebAssembly.Module): Core {
       return new Float32Array(c.memory.buffer, out, refs.length * groupCount).slice();
     });
 
+  interface Measured extends CropMeasures {
+    inkFound: boolean;
+    inkBox: OneExtraction["inkBox"];
+  }
+  /** The crop as copied into the core (after fitForCore), for preprocessing it again. */
+  interface Copied {
+    src: number;
+    width: number;
+    height: number;
+  }
+  // Copy the crop in and preprocess it; `then` reads vectors from the normalised image it leaves.
+  const run = <T>(original: Raster, then: (c: CoreExports, m: Measured, crop: Copied) => T): T => {
+    if (original.data.length < original.width * original.height || original.width < 1 || original.height < 1) {
+      throw new RangeError("raster data is smaller than width x height");
+    }
+    const { raster, scale } = fitForCore(original);
+    return call((c) => {
+      c.reset();
+      const n = raster.width * raster.height;
+      const src = c.alloc(n);
+      // Re-read memory.buffer after every alloc: growing the memory detaches the old buffer.
+      new Uint8Array(c.memory.buffer, src, n).set(raster.data.subarray(0, n));
+      const inkFound = c.preprocess(src, raster.width, raster.height, 0) === 1;
+      const greyShare = c.info(7) / 10000;
+      const box = { x: c.info(0), y: c.info(1), w: c.info(2), h: c.info(3) };
+      // The ink box in the caller's pixels, clamped to its raster.
+      const inkBox =
+        scale === 1
+          ? box
+          : {
+              x: Math.min(original.width - 1, Math.floor(box.x * scale)),
+              y: Math.min(original.height - 1, Math.floor(box.y * scale)),
+              w: Math.max(1, Math.min(original.width - Math.floor(box.x * scale), Math.round(box.w * scale))),
+              h: Math.max(1, Math.min(original.height - Math.floor(box.y * scale), Math.round(box.h * scale))),
+            };
+      const normArea = c.info(5) * c.info(6);
+      const resolution = inkFound && normArea > 0 ? Math.sqrt((inkBox.w * inkBox.h) / normArea) : 0;
+      return then(c, { greyShare, resolution, inkFound, inkBox }, { src, width: raster.width, height: raster.height });
+    });
+  };
+  // The crop preprocessed again as a bitonal scanner would have made it (the pixels at crop.src are still
+  // in the arena, unchanged); null when that rendering holds no ink. Replaces the normalised image.
+  const binarisedVector = (c: CoreExports, crop: Copied): Float32Array | null =>
+    c.preprocess(crop.src, crop.width, crop.height, 1) === 1 ? readVector(c, c.features()) : null;
+
   return {
     featureLength,
     groupCount,
@@ -179,41 +251,17 @@ export function createCore(module: WebAssembly.Module): Core {
     memoryBytes: () => x?.memory.buffer.byteLength ?? 0,
     extract(original, jitters = [], opts = {}) {
       const withBlurred = opts.blurred ?? true;
-      if (original.data.length < original.width * original.height || original.width < 1 || original.height < 1) {
-        throw new RangeError("raster data is smaller than width x height");
-      }
-      const { raster, scale } = fitForCore(original);
-      return call((c) => {
-        c.reset();
-        const n = raster.width * raster.height;
-        const src = c.alloc(n);
-        // Re-read memory.buffer after every alloc: growing the memory detaches the old buffer.
-        new Uint8Array(c.memory.buffer, src, n).set(raster.data.subarray(0, n));
-        const found = c.preprocess(src, raster.width, raster.height, 0) === 1;
-        const greyShare = c.info(7) / 10000;
-        const box = { x: c.info(0), y: c.info(1), w: c.info(2), h: c.info(3) };
-        // The ink box in the caller's pixels, clamped to its raster.
-        const inkBox =
-          scale === 1
-            ? box
-            : {
-                x: Math.min(original.width - 1, Math.floor(box.x * scale)),
-                y: Math.min(original.height - 1, Math.floor(box.y * scale)),
-                w: Math.max(1, Math.min(original.width - Math.floor(box.x * scale), Math.round(box.w * scale))),
-                h: Math.max(1, Math.min(original.height - Math.floor(box.y * scale), Math.round(box.h * scale))),
-              };
-        const normArea = c.info(5) * c.info(6);
-        const resolution = found && normArea > 0 ? Math.sqrt((inkBox.w * inkBox.h) / normArea) : 0;
+      return run(original, (c, m, crop) => {
         const normPtr = c.normPointer();
         const vector = readVector(c, c.features());
         let blurred = vector;
-        if (found && withBlurred) {
+        if (m.inkFound && withBlurred) {
           c.setNorm(normPtr);
           c.blurNorm(BLUR_SIGMA);
           blurred = readVector(c, c.features());
         }
         const variants: Float32Array[] = [];
-        if (found) {
+        if (m.inkFound) {
           for (const j of jitters) {
             // Each variant distorts the undistorted image: restore the pointer the warp replaced.
             c.setNorm(normPtr);
@@ -221,12 +269,23 @@ export function createCore(module: WebAssembly.Module): Core {
             variants.push(readVector(c, c.features()));
           }
         }
-        // Last: preprocessing again replaces the normalised image the variants start from. The pixels
-        // at src are still in the arena, unchanged.
-        let binarised: Float32Array | null = null;
-        if (found && opts.binarised?.(greyShare) && c.preprocess(src, raster.width, raster.height, 1) === 1)
-          binarised = readVector(c, c.features());
-        return { main: { vector, blurred, binarised, greyShare, resolution, inkFound: found, inkBox }, variants };
+        // Last: preprocessing again replaces the normalised image the variants start from.
+        const binarised = m.inkFound && opts.binarised?.(m.greyShare) ? binarisedVector(c, crop) : null;
+        return { main: { ...m, vector, blurred, binarised }, variants };
+      });
+    },
+    extractOne(original, choose) {
+      return run(original, (c, m, crop) => {
+        const kind = m.inkFound ? choose(m) : "sharp";
+        if (kind === "binarised") {
+          const vector = binarisedVector(c, crop);
+          if (vector) return { ...m, kind, vector };
+          // No ink once binarised (Extraction.binarised null): the crop as captured, preprocessed again.
+          c.preprocess(crop.src, crop.width, crop.height, 0);
+          return { ...m, kind: "sharp", vector: readVector(c, c.features()) };
+        }
+        if (kind === "blurred") c.blurNorm(BLUR_SIGMA);
+        return { ...m, kind, vector: readVector(c, c.features()) };
       });
     },
     groupDistances(q, refs) {

@@ -82,6 +82,12 @@ export interface SignatureFeatures {
   greyShare?: number;
   /** Version 5: the crop's pixels per pixel of the normalised image, along each side (core.ts). */
   resolution?: number;
+  /**
+   * Set on a questioned signature extracted against its references in another regime than as captured
+   * (extractFeatures with `against`): `vector` is then that regime's vector, the only one it carries, and
+   * compareToModel compares it in that regime.
+   */
+  regime?: "blurred" | "binarised";
   /** False when the crop held no ink. */
   inkFound: boolean;
   /** The ink's tight box as fractions of the raster (x, y, w, h in [0, 1]). */
@@ -91,34 +97,46 @@ export interface SignatureFeatures {
 const cache = new WeakMap<SignatureFeatures, Float32Array>();
 
 /**
- * What a signature carries besides its own vector. A reference (the default) carries the blurred vector,
- * and the binarised one when it is grey, since any later check may be blurred or bitonal. A questioned signature (`against`
- * its subject's model) carries the blurred vector only when its own capture is blurred, and the
- * binarised one only when it is grey and the references are bitonal: those are the only cases that
- * compare them.
+ * A reference's features: its own vector, the blurred one, and the binarised one when it is grey, since
+ * any later check may be blurred or bitonal. A questioned signature carries only the vector its check
+ * compares (check-features.ts).
  */
-export function extractFeatures(core: Core, signature: Raster, opts: { against?: ReferenceModel } = {}): SignatureFeatures {
-  const width = roundWidth(edgeWidth(signature));
-  const withBlurred = !opts.against || isBlurred(width);
-  const againstBitonal = !opts.against || referencesBitonal(opts.against);
-  const { main } = core.extract(signature, [], { blurred: withBlurred, binarised: (share) => againstBitonal && !isBitonal(share) });
+export function extractFeatures(core: Core, signature: Raster): SignatureFeatures {
+  const width = roundMeasure(edgeWidth(signature));
+  const { main } = core.extract(signature, [], { blurred: true, binarised: (share) => !isBitonal(share) });
+  return featuresOf(signature, main, width, main.vector, {
+    ...(main.inkFound ? { blurred: encodeVector(main.blurred) } : {}),
+    ...(main.binarised ? { binarised: encodeVector(main.binarised) } : {}),
+  });
+}
+
+/**
+ * The serialisable features of a crop from what the core measured, the vector it is compared by, and the
+ * other regimes' vectors or the regime it was extracted in (`extra`).
+ */
+export function featuresOf(
+  signature: Raster,
+  m: { greyShare: number; resolution: number; inkFound: boolean; inkBox: { x: number; y: number; w: number; h: number } },
+  edgeWidthPx: number | null,
+  vector: Float32Array,
+  extra: Pick<SignatureFeatures, "blurred" | "binarised" | "regime"> = {},
+): SignatureFeatures {
   const f: SignatureFeatures = {
     version: FEATURE_VERSION,
-    vector: encodeVector(main.vector),
-    ...(withBlurred && main.inkFound ? { blurred: encodeVector(main.blurred) } : {}),
-    ...(main.binarised ? { binarised: encodeVector(main.binarised) } : {}),
-    greyShare: Math.round(main.greyShare * 1000) / 1000,
-    resolution: Math.round(main.resolution * 1000) / 1000,
-    edgeWidth: main.inkFound ? width : null,
-    inkFound: main.inkFound,
+    vector: encodeVector(vector),
+    ...extra,
+    greyShare: roundMeasure(m.greyShare),
+    resolution: roundMeasure(m.resolution),
+    edgeWidth: m.inkFound ? edgeWidthPx : null,
+    inkFound: m.inkFound,
     inkBox: {
-      x: main.inkBox.x / signature.width,
-      y: main.inkBox.y / signature.height,
-      w: main.inkBox.w / signature.width,
-      h: main.inkBox.h / signature.height,
+      x: m.inkBox.x / signature.width,
+      y: m.inkBox.y / signature.height,
+      w: m.inkBox.w / signature.width,
+      h: m.inkBox.h / signature.height,
     },
   };
-  cache.set(f, main.vector);
+  cache.set(f, vector);
   return f;
 }
 
@@ -127,8 +145,11 @@ export function isBlurred(edgeWidthPx: number | null | undefined): boolean {
   return edgeWidthPx !== null && edgeWidthPx !== undefined && edgeWidthPx > BLURRED_EDGE_WIDTH;
 }
 
-function roundWidth(w: number | null): number | null {
-  return w === null ? null : Math.round(w * 1000) / 1000;
+/** A measure as stored: to 0.001. */
+export function roundMeasure(v: number): number;
+export function roundMeasure(v: number | null): number | null;
+export function roundMeasure(v: number | null): number | null {
+  return v === null ? null : Math.round(v * 1000) / 1000;
 }
 
 /** A crop is bitonal when almost none of its ink is at an intermediate grey level (BITONAL_GREY_SHARE). */

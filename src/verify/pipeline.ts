@@ -17,6 +17,7 @@ import type { Core } from "./core";
 import { openDocument, wholePage, type IdctScale, type ScaledPage } from "./decode";
 import { workFactor } from "./ink-mask";
 import { eraseRules, ruleWindow } from "./crop-rules";
+import { extractForCheck } from "./check-features";
 import { extractFeatures, type SignatureFeatures } from "./features";
 import { compareToModel } from "./compare";
 import { locateSignatures, type LocatedSignature, type LocateTarget } from "./locate";
@@ -444,8 +445,8 @@ export async function checkDocument(
     const s = located[i];
     if (s.unreadable) continue;
     let t = now();
-    // The other regimes' vectors only where this model compares them (features.ts).
-    const features = extractFeatures(core, a.crops[i], { against: model });
+    // Only the vector this model compares it by (check-features.ts).
+    const features = extractForCheck(core, a.crops[i], model);
     a.timings.features += now() - t;
     t = now();
     const c = compareToModel(core, features, model);

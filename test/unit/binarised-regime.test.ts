@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_QUALITY_FLOOR, DEFAULT_THRESHOLDS } from "../../src/domain/policy-defaults";
 import { DEFAULT_PARAMS } from "../../src/verify/calibration";
+import { extractForCheck } from "../../src/verify/check-features";
 import { compareToModel } from "../../src/verify/compare";
 import { getCore } from "../../src/verify/core-module";
 import { decodePage } from "../../src/verify/decode";
@@ -64,9 +65,21 @@ describe("grey share", () => {
     expect(referencesBitonal(greyRefs)).toBe(false);
     expect(referencesBitonal(bitonalRefs)).toBe(true);
     const q = greyScan(3, 7);
-    expect(extractFeatures(core, q, { against: greyRefs }).binarised).toBeUndefined();
-    expect(extractFeatures(core, q, { against: bitonalRefs }).binarised).toBeDefined();
-    expect(extractFeatures(core, bitonal(q), { against: bitonalRefs }).binarised).toBeUndefined();
+    const asReference = extractFeatures(core, q);
+    // Grey against grey: as captured.
+    const matched = extractForCheck(core, q, greyRefs);
+    expect(matched.regime).toBeUndefined();
+    expect(matched.vector).toBe(asReference.vector);
+    // Grey against bitonal: its one vector is the binarised one.
+    const binarised = extractForCheck(core, q, bitonalRefs);
+    expect(binarised.regime).toBe("binarised");
+    expect(binarised.vector).toBe(asReference.binarised);
+    expect(binarised.binarised).toBeUndefined();
+    // Bitonal against grey: compared in the binarised regime by its own vector.
+    const fax = extractForCheck(core, bitonal(q), greyRefs);
+    expect(fax.regime).toBe("binarised");
+    expect(fax.vector).toBe(extractFeatures(core, bitonal(q)).vector);
+    expect(extractForCheck(core, bitonal(q), bitonalRefs).regime).toBeUndefined();
     // The stored model keeps each binarised vector once, in its sub-model; bitonal references need none
     // (a grey signature is binarised and compared with them as they are).
     expect(greyRefs.binarised).toBeDefined();
@@ -84,7 +97,7 @@ describe("the binarised regime", () => {
         [bitonal, asScanned],
       ] as const) {
         const model = await modelOf(writer, refs);
-        const f = extractFeatures(core, question(greyScan(writer, 7)), { against: model });
+        const f = extractForCheck(core, question(greyScan(writer, 7)), model);
         const c = compareToModel(core, f, model);
         expect(c.regime, `writer ${writer}`).toBe("binarised");
         expect(c.score, `writer ${writer}, references ${refs === bitonal ? "bitonal" : "grey"}`).toBeGreaterThanOrEqual(0.7);
@@ -96,15 +109,15 @@ describe("the binarised regime", () => {
     const core = getCore();
     const model = await modelOf(3, asScanned);
     for (const other of [21, 57, 101]) {
-      const c = compareToModel(core, extractFeatures(core, bitonal(greyScan(other, 7)), { against: model }), model);
+      const c = compareToModel(core, extractForCheck(core, bitonal(greyScan(other, 7)), model), model);
       expect(c.regime).toBe("binarised");
       expect(c.score, `writer ${other}`).toBeLessThan(0.4);
     }
-    const same = compareToModel(core, extractFeatures(core, greyScan(3, 7), { against: model }), model);
+    const same = compareToModel(core, extractForCheck(core, greyScan(3, 7), model), model);
     expect(same.regime).toBeUndefined();
     expect(same.score).toBeGreaterThanOrEqual(0.7);
     const bitonalModel = await modelOf(3, bitonal);
-    const bw = compareToModel(core, extractFeatures(core, bitonal(greyScan(3, 7)), { against: bitonalModel }), bitonalModel);
+    const bw = compareToModel(core, extractForCheck(core, bitonal(greyScan(3, 7)), bitonalModel), bitonalModel);
     expect(bw.regime).toBeUndefined();
     expect(bw.score).toBeGreaterThanOrEqual(0.7);
   });
@@ -113,10 +126,10 @@ describe("the binarised regime", () => {
     const core = getCore();
     const model = await modelOf(3, bitonal);
     const q = greyScan(3, 7);
-    const full = extractFeatures(core, q, { against: model });
+    const full = extractForCheck(core, q, model);
     expect(compareToModel(core, full, model).regime).toBe("binarised");
     // Half the resolution: thresholding would quantise its edges more coarsely than the references'.
-    const half = extractFeatures(core, resizeRaster(q, Math.round(q.width / 2), Math.round(q.height / 2)), { against: model });
+    const half = extractForCheck(core, resizeRaster(q, Math.round(q.width / 2), Math.round(q.height / 2)), model);
     expect(half.resolution!).toBeLessThan(BINARISE_MIN_RESOLUTION * full.resolution!);
     expect(compareToModel(core, half, model).regime).toBeUndefined();
   });
@@ -127,7 +140,7 @@ describe("the binarised regime", () => {
     const out = await checkDocument(getCore(), encodePng(bitonal(greyScan(21, 8))), model, policy, { inputType: "signature_image" });
     expect(["APPROVE", "AUTO_APPROVE"]).toContain(out.decision);
     // Without the regime the same signature is compared as it is, and scores lower.
-    const without = compareToModel(getCore(), extractFeatures(getCore(), bitonal(greyScan(21, 8)), { against: model }), model, {
+    const without = compareToModel(getCore(), extractFeatures(getCore(), bitonal(greyScan(21, 8))), model, {
       ...DEFAULT_PARAMS,
       binarised: undefined,
     });

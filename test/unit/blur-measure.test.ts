@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { BLURRED_EDGE_WIDTH, edgeWidth } from "../../src/verify/blur-measure";
 import { DEFAULT_PARAMS } from "../../src/verify/calibration";
+import { extractForCheck } from "../../src/verify/check-features";
 import { compareToModel } from "../../src/verify/compare";
 import { getCore } from "../../src/verify/core-module";
 import { extractFeatures, isBlurred, type SignatureFeatures } from "../../src/verify/features";
@@ -60,32 +61,38 @@ describe("edgeWidth", () => {
 });
 
 describe("questioned features", () => {
-  it("carry the blurred regime's vector only for a blurred capture; references always carry it", () => {
+  it("carry only the vector their check compares: the blurred one for a blurred capture; references carry every regime's", () => {
     const core = getCore();
     const sig = signature(13);
     const reference = extractFeatures(core, sig);
     expect(reference.blurred).toBeDefined();
     const model = buildReferenceModel(core, [{ refId: "r", features: reference }]);
-    const sharp = extractFeatures(core, sig, { against: model });
+    const sharp = extractForCheck(core, sig, model);
     expect(sharp.blurred).toBeUndefined();
+    expect(sharp.regime).toBeUndefined();
     expect(sharp.edgeWidth).toBeLessThan(BLURRED_EDGE_WIDTH);
     expect(reference.vector).toBe(sharp.vector);
-    const photo = extractFeatures(core, photoOf(sig, { seed: 2, blur: 1.5, noise: 5 }), { against: model });
-    expect(photo.blurred).toBeDefined();
-    expect(photo.blurred).not.toBe(photo.vector);
+    const blurred = photoOf(sig, { seed: 2, blur: 1.5, noise: 5 });
+    const photo = extractForCheck(core, blurred, model);
+    expect(photo.regime).toBe("blurred");
+    expect(photo.blurred).toBeUndefined();
+    // Its one vector is the blurred regime's, the same a reference extraction gives that capture.
+    expect(photo.vector).toBe(extractFeatures(core, blurred).blurred);
   });
 });
 
 describe("the blurred regime", () => {
   /** The writer's signature on the demo form (README: form-photo.png), photographed or scanned, as a check locates it. */
-  async function onForm(writer: number, variant: number, photographed: boolean, model: ReferenceModel): Promise<SignatureFeatures> {
+  /** With `model`, the features a check extracts against it; without, a reference's (every regime's vector). */
+  async function onForm(writer: number, variant: number, photographed: boolean, model?: ReferenceModel): Promise<SignatureFeatures> {
     const boxes = signatureBoxes(1240, 1754, 2);
     const filled = renderForm({ signatures: [{ writer: makeWriter(writer), variant, box: boxes[0] }], boxes, seed: 9 }).raster;
     const page = photographed ? photoOf(filled, { seed: 5, rotation: 2 }) : scanOf(filled, { seed: 5, dx: 14, dy: -9, rotation: 1 });
     const a = await analyseDocument(encodePng(page), { inputType: photographed ? "photo" : "scan", qualityFloor: 0, renderCrops: false });
     expect(a.signatures.length).toBeGreaterThan(0);
     const best = a.signatures.reduce((p, q) => (q.confidence > p.confidence ? q : p));
-    return extractFeatures(getCore(), a.crops[a.signatures.indexOf(best)], { against: model });
+    const crop = a.crops[a.signatures.indexOf(best)];
+    return model ? extractForCheck(getCore(), crop, model) : extractFeatures(getCore(), crop);
   }
 
   async function cleanModel(writer: number, photographed = false) {
@@ -113,7 +120,8 @@ describe("the blurred regime", () => {
       expect(c.regime).toBe("blurred");
       expect(c.score, `writer ${writer}`).toBeGreaterThanOrEqual(0.7);
       // As captured, the blurred strokes' texture is no writer's: the regime is what approves it.
-      expect(compareToModel(core, photo, model, { ...DEFAULT_PARAMS, blurred: undefined }).score).toBeLessThan(0.4);
+      const asCaptured = await onForm(writer, 2, true);
+      expect(compareToModel(core, asCaptured, model, { ...DEFAULT_PARAMS, blurred: undefined }).score).toBeLessThan(0.4);
       // The scan of the same form is sharp and compared as it is.
       const scan = compareToModel(core, await onForm(writer, 2, false, model), model);
       expect(scan.regime).toBeUndefined();

@@ -1,0 +1,41 @@
+/**
+ * A questioned signature's features, extracted for the one comparison its check makes.
+ *
+ *   extractForCheck(core, signature: Raster, model, params?): SignatureFeatures
+ *
+ * A reference carries a vector per regime (features.ts), because any later check may need any of them. A
+ * check needs one: the regime is decided by the capture's measures against its references (compare.ts
+ * regimeFor), and the measures are known once the crop is preprocessed, before any vector is computed. So
+ * the core computes only that vector (Core.extractOne): a blurred or binarised check costs what a sharp
+ * one does, instead of one vector more. The result carries `regime` when it is not "sharp", and
+ * compareToModel then compares it in that regime without deciding again.
+ */
+import { edgeWidth } from "./blur-measure";
+import { DEFAULT_PARAMS, type ScoringParams } from "./calibration";
+import { type Regime, regimeFor, vectorKindFor } from "./compare";
+import type { Core, CropMeasures, VectorKind } from "./core";
+import { featuresOf, roundMeasure, type SignatureFeatures } from "./features";
+import type { ReferenceModel } from "./model";
+import type { Raster } from "./types";
+
+export function extractForCheck(
+  core: Core,
+  signature: Raster,
+  model: ReferenceModel,
+  params: ScoringParams = DEFAULT_PARAMS,
+): SignatureFeatures {
+  const width = roundMeasure(edgeWidth(signature));
+  let chosen = "sharp" as Regime;
+  let wanted = "sharp" as VectorKind;
+  const one = core.extractOne(signature, (m: CropMeasures) => {
+    // Decided on the measures as they will be stored, so that compareToModel agrees from the result.
+    const q = { edgeWidth: width, greyShare: roundMeasure(m.greyShare), resolution: roundMeasure(m.resolution) };
+    chosen = regimeFor(q, model, params).regime;
+    wanted = vectorKindFor(chosen, q.greyShare);
+    return wanted;
+  });
+  // A binarised rendering without ink comes back as captured (one.kind "sharp"): left without a regime,
+  // compareToModel then compares it as captured, as it would any signature lacking the regime's vector.
+  const regime = one.inkFound && chosen !== "sharp" && one.kind === wanted ? chosen : null;
+  return featuresOf(signature, one, width, one.vector, regime ? { regime } : {});
+}

@@ -1,0 +1,73 @@
+// A check extracts only the vector its comparison reads (src/verify/check-features.ts). These tests hold
+// it to what it replaces: for every regime, comparing those features gives exactly the comparison of the
+// same crop extracted as a reference (every regime's vector, the regime decided at comparison).
+import { describe, expect, it } from "vitest";
+import { extractForCheck } from "../../src/verify/check-features";
+import { compareToModel, ModelMismatchError } from "../../src/verify/compare";
+import { getCore } from "../../src/verify/core-module";
+import { extractFeatures } from "../../src/verify/features";
+import { buildReferenceModel, type ReferenceModel } from "../../src/verify/model";
+import { enrolReference } from "../../src/verify/pipeline";
+import type { Raster } from "../../src/verify/types";
+import { blankPage, encodePng, makeWriter, photoOf, renderSignature, resizeRaster, scanOf } from "../fixtures/generator";
+
+const bitonal = (r: Raster): Raster => ({ width: r.width, height: r.height, data: r.data.map((v) => (v < 128 ? 0 : 255)) });
+const greyScan = (writer: number, variant: number): Raster =>
+  scanOf(renderSignature(makeWriter(writer), { variant, height: 260 }), { seed: variant });
+
+async function modelOf(writer: number, capture: (r: Raster) => Raster): Promise<ReferenceModel> {
+  const refs = [];
+  for (let v = 1; v <= 4; v++) {
+    const e = await enrolReference(getCore(), encodePng(capture(greyScan(writer, v))), { qualityFloor: 0 });
+    if (!("features" in e)) throw new Error(e.detail);
+    refs.push({ refId: `r${v}`, features: e.features, variantRow: e.variantRow });
+  }
+  return buildReferenceModel(getCore(), refs);
+}
+
+describe("a check's features", () => {
+  it("compare exactly as the crop's reference features do, in every regime", async () => {
+    const core = getCore();
+    const grey = await modelOf(3, (r) => r);
+    const bw = await modelOf(3, bitonal);
+    const cases: [string, Raster, ReferenceModel, string | undefined][] = [
+      ["grey against grey", greyScan(3, 7), grey, undefined],
+      ["another writer, grey against grey", greyScan(21, 7), grey, undefined],
+      ["out of focus against sharp", photoOf(greyScan(3, 7), { seed: 2, blur: 1.5, noise: 5 }), grey, "blurred"],
+      ["bitonal against grey", bitonal(greyScan(3, 7)), grey, "binarised"],
+      ["another writer, bitonal against grey", bitonal(greyScan(57, 7)), grey, "binarised"],
+      ["grey against bitonal", greyScan(3, 7), bw, "binarised"],
+      ["bitonal against bitonal", bitonal(greyScan(3, 7)), bw, undefined],
+      ["grey at half resolution against bitonal", resizeRaster(greyScan(3, 7), 300, 130), bw, undefined],
+    ];
+    for (const [name, q, model, regime] of cases) {
+      const check = extractForCheck(core, q, model);
+      const reference = extractFeatures(core, q);
+      const a = compareToModel(core, check, model);
+      const b = compareToModel(core, reference, model);
+      expect(a.regime, name).toBe(regime);
+      expect(a, name).toEqual(b);
+      // One vector, marked with its regime when it is not the capture's own.
+      expect(check.regime, name).toBe(regime);
+      expect(check.blurred ?? check.binarised, name).toBeUndefined();
+    }
+  });
+
+  it("of a blank crop score 0, as captured", async () => {
+    const core = getCore();
+    const model = await modelOf(3, (r) => r);
+    const f = extractForCheck(core, blankPage(300, 120), model);
+    expect(f.inkFound).toBe(false);
+    expect(f.regime).toBeUndefined();
+    expect(compareToModel(core, f, model).score).toBe(0);
+  });
+
+  it("are refused against a model that would compare them in another regime", async () => {
+    const core = getCore();
+    const grey = await modelOf(3, (r) => r);
+    const bw = await modelOf(3, bitonal);
+    const f = extractForCheck(core, greyScan(3, 7), bw);
+    expect(f.regime).toBe("binarised");
+    expect(() => compareToModel(core, f, grey)).toThrow(ModelMismatchError);
+  });
+});
