@@ -118,23 +118,46 @@ const K3: f32 = 0.00443;
 function blur(img: usize, W: i32, H: i32): usize {
   const tmp = arenaAlloc(<usize>(W * H) << 2);
   const out = arenaAlloc(<usize>(W * H) << 2);
+  // Away from the edges every tap is inside: the same sums in the same order, without the bounds tests.
   for (let y = 0; y < H; y++) {
     const row = img + (<usize>(y * W) << 2);
     for (let x = 0; x < W; x++) {
-      let s: f32 = K0 * load<f32>(row + (<usize>x << 2));
-      for (let d = 1; d <= 3; d++) {
-        if (x - d >= 0) s += tap(d) * load<f32>(row + (<usize>(x - d) << 2));
-        if (x + d < W) s += tap(d) * load<f32>(row + (<usize>(x + d) << 2));
+      const p = row + (<usize>x << 2);
+      let s: f32 = K0 * load<f32>(p);
+      if (x >= 3 && x < W - 3) {
+        s += K1 * load<f32>(p - 4);
+        s += K1 * load<f32>(p + 4);
+        s += K2 * load<f32>(p - 8);
+        s += K2 * load<f32>(p + 8);
+        s += K3 * load<f32>(p - 12);
+        s += K3 * load<f32>(p + 12);
+      } else {
+        for (let d = 1; d <= 3; d++) {
+          if (x - d >= 0) s += tap(d) * load<f32>(row + (<usize>(x - d) << 2));
+          if (x + d < W) s += tap(d) * load<f32>(row + (<usize>(x + d) << 2));
+        }
       }
       store<f32>(tmp + (<usize>(y * W + x) << 2), s);
     }
   }
+  const stride = <usize>W << 2;
   for (let y = 0; y < H; y++) {
+    const inside = y >= 3 && y < H - 3;
     for (let x = 0; x < W; x++) {
-      let s: f32 = K0 * load<f32>(tmp + (<usize>(y * W + x) << 2));
-      for (let d = 1; d <= 3; d++) {
-        if (y - d >= 0) s += tap(d) * load<f32>(tmp + (<usize>((y - d) * W + x) << 2));
-        if (y + d < H) s += tap(d) * load<f32>(tmp + (<usize>((y + d) * W + x) << 2));
+      const p = tmp + (<usize>(y * W + x) << 2);
+      let s: f32 = K0 * load<f32>(p);
+      if (inside) {
+        s += K1 * load<f32>(p - stride);
+        s += K1 * load<f32>(p + stride);
+        s += K2 * load<f32>(p - 2 * stride);
+        s += K2 * load<f32>(p + 2 * stride);
+        s += K3 * load<f32>(p - 3 * stride);
+        s += K3 * load<f32>(p + 3 * stride);
+      } else {
+        for (let d = 1; d <= 3; d++) {
+          if (y - d >= 0) s += tap(d) * load<f32>(tmp + (<usize>((y - d) * W + x) << 2));
+          if (y + d < H) s += tap(d) * load<f32>(tmp + (<usize>((y + d) * W + x) << 2));
+        }
       }
       store<f32>(out + (<usize>(y * W + x) << 2), s);
     }
@@ -175,15 +198,40 @@ function levelFor(g: usize, W: i32, x0: i32, y0: i32, x1: i32, y1: i32, want: f3
   let hi: f32 = 0.99;
   for (let step = 0; step < 16; step++) {
     const mid = (lo + hi) * 0.5;
+    // The soft cut rises with the bin (binCentre and soft are monotone): below `from` every bin adds
+    // exactly 0, and from `full` on every bin adds its count times exactly 1. Only the ramp between needs
+    // soft(), and the sum is the same, in the same order, as over every bin.
+    const from = firstBin(mid, false);
+    const full = firstBin(mid, true);
     let a: f32 = 0;
-    for (let b = 0; b < BINS; b++) {
+    for (let b = from; b < BINS; b++) {
       const c = load<f32>(hist + (<usize>b << 2));
-      if (c > 0) a += c * soft((<f32>b + 0.5) / <f32>BINS, mid);
+      if (c > 0) a += b < full ? c * soft(binCentre(b), mid) : c;
     }
     if (a > want) lo = mid;
     else hi = mid;
   }
   return (lo + hi) * 0.5;
+}
+
+@inline function binCentre(b: i32): f32 {
+  return (<f32>b + 0.5) / <f32>BINS;
+}
+
+/**
+ * The first bin whose soft cut at `level` is above 0, or with `full` is 1 (BINS when none): a bisection,
+ * soft being monotone in the bin.
+ */
+function firstBin(level: f32, full: bool): i32 {
+  let lo = 0;
+  let hi = BINS;
+  while (lo < hi) {
+    const m = (lo + hi) >> 1;
+    const v = soft(binCentre(m), level);
+    if (full ? v >= 1 : v > 0) hi = m;
+    else lo = m + 1;
+  }
+  return lo;
 }
 
 /** The weighted median of `n` values (insertion sort: at most about a hundred windows, since the image holds about 48,000 pixels). */
