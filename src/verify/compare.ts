@@ -15,6 +15,7 @@ import { DEFAULT_PARAMS, scoreOf, type ScoringParams } from "./calibration";
 import {
   BINARISE_MIN_RESOLUTION,
   binarisedView,
+  COARSER_RESOLUTION,
   blurredView,
   FEATURE_VERSION,
   featureVector,
@@ -108,9 +109,11 @@ export interface RegimeChoice {
 /**
  * Where a questioned signature with these measures is compared (the one place that decides it, for
  * compareToModel and for a check's extraction, features.ts):
- * - blurred (a phone photo out of focus) against sharp references: in the blurred regime, by its blurred
- *   vector against the references' blurred vectors (the model's `blurred` sub-model, `params.blurred`).
- *   References blurred alike are left as they are: matched blur compares as well as matched sharpness.
+ * - blurred (a phone photo out of focus), or of coarser resolution than its references (a 150 dpi scan
+ *   against 300 dpi references, COARSER_RESOLUTION), against sharp references: in the blurred regime, by
+ *   its blurred vector against the references' blurred vectors (the model's `blurred` sub-model,
+ *   `params.blurred`). References blurred alike are left as they are: matched blur compares as well as
+ *   matched sharpness.
  * - bitonal (a fax, a G4 TIFF) against references scanned in grey: in the binarised regime, by its own
  *   vector against the references as a bitonal scanner would have made them (`binarised` sub-model and
  *   parameters).
@@ -123,7 +126,7 @@ export function regimeFor(
   model: ReferenceModel,
   params: ScoringParams = DEFAULT_PARAMS,
 ): RegimeChoice {
-  if (params.blurred && model.blurred && isBlurred(q.edgeWidth) && !referencesBlurred(model)) {
+  if (params.blurred && model.blurred && (isBlurred(q.edgeWidth) || coarserThanReferences(q, model)) && !referencesBlurred(model)) {
     return { regime: "blurred", model: model.blurred, params: params.blurred };
   }
   if (q.greyShare !== undefined) {
@@ -218,10 +221,21 @@ function referencesBlurred(model: ReferenceModel): boolean {
   return isBlurred(median(model.refs.filter((r) => !r.outlier).map((r) => r.features.edgeWidth)));
 }
 
+/** The references' median resolution (features.ts SignatureFeatures.resolution); null when none has one. */
+function referencesResolution(model: ReferenceModel): number | null {
+  return median(model.refs.filter((r) => !r.outlier).map((r) => r.features.resolution));
+}
+
 /** The questioned ink has at least BINARISE_MIN_RESOLUTION of the references' median resolution. */
 function resolutionToBinarise(features: Pick<SignatureFeatures, "resolution">, model: ReferenceModel): boolean {
-  const refs = median(model.refs.filter((r) => !r.outlier).map((r) => r.features.resolution));
+  const refs = referencesResolution(model);
   return features.resolution !== undefined && refs !== null && features.resolution >= BINARISE_MIN_RESOLUTION * refs;
+}
+
+/** The questioned ink has less than COARSER_RESOLUTION of the references' median resolution. */
+function coarserThanReferences(features: Pick<SignatureFeatures, "resolution">, model: ReferenceModel): boolean {
+  const refs = referencesResolution(model);
+  return features.resolution !== undefined && features.resolution > 0 && refs !== null && features.resolution < COARSER_RESOLUTION * refs;
 }
 
 function zoneChi2(a: Float32Array, b: Float32Array, from: number, len: number): number {

@@ -58,6 +58,18 @@ export const BITONAL_GREY_SHARE = 0.08;
  */
 export const BINARISE_MIN_RESOLUTION = 0.8;
 
+/**
+ * A capture whose ink has less than this share of its references' resolution (the median over references)
+ * is compared in the blurred regime (compare.ts regimeFor): resampled to the normalised size, a 200 or
+ * 150 dpi capture against 300 dpi references (0.67 and 0.5) has softer stroke edges and texture than the
+ * references, as a capture out of focus does, and blurring both sides alike compares them as matched
+ * blur does (E31, docs/accuracy.md "Captures of coarser resolution"). The measure is the signature's size
+ * in pixels, so a signature written much smaller than its references switches as well: on the clean
+ * development sets at most 0.7% of genuine signatures (N = 1) and 2 to 9% of skilled forgeries, which
+ * the blurred regime rejects as well.
+ */
+export const COARSER_RESOLUTION = 0.75;
+
 export interface SignatureFeatures {
   version: number;
   /** Base64 of the little-endian f32 feature vector. */

@@ -11,7 +11,17 @@ import { extractFeatures, isBlurred, type SignatureFeatures } from "../../src/ve
 import { buildReferenceModel, type ReferenceModel } from "../../src/verify/model";
 import { analyseDocument, enrolReference } from "../../src/verify/pipeline";
 import type { Raster } from "../../src/verify/types";
-import { blankPage, encodePng, makeWriter, photoOf, renderForm, renderSignature, scanOf, signatureBoxes } from "../fixtures/generator";
+import {
+  blankPage,
+  encodePng,
+  makeWriter,
+  photoOf,
+  renderForm,
+  renderSignature,
+  resizeRaster,
+  scanOf,
+  signatureBoxes,
+} from "../fixtures/generator";
 
 /** A writer's signature as a 300 dpi crop holds it. */
 function signature(seed: number, variant = 1): Raster {
@@ -78,6 +88,49 @@ describe("questioned features", () => {
     expect(photo.blurred).toBeUndefined();
     // Its one vector is the blurred regime's, the same a reference extraction gives that capture.
     expect(photo.vector).toBe(extractFeatures(core, blurred).blurred);
+  });
+});
+
+describe("a capture of coarser resolution than its references", () => {
+  // A 150 dpi scan against 300 dpi references: resampled to the normalised size, its strokes are as soft
+  // as a capture out of focus, and it is compared in the blurred regime (compare.ts, COARSER_RESOLUTION).
+  async function model(writer: number) {
+    const refs = [];
+    for (let v = 1; v <= 4; v++) {
+      const e = await enrolReference(
+        getCore(),
+        encodePng(scanOf(renderSignature(makeWriter(writer), { variant: v, height: 260 }), { seed: v })),
+        {
+          qualityFloor: 0,
+        },
+      );
+      if (!("features" in e)) throw new Error(e.detail);
+      refs.push({ refId: `r${v}`, features: e.features, variantRow: e.variantRow });
+    }
+    return buildReferenceModel(getCore(), refs);
+  }
+  const halfScan = (writer: number, variant: number): Raster => {
+    const full = renderSignature(makeWriter(writer), { variant, height: 260 });
+    return scanOf(resizeRaster(full, Math.round(full.width / 2), Math.round(full.height / 2)), { seed: variant });
+  };
+
+  it("approves the writer's own at half the resolution in the blurred regime, and rejects other writers'", async () => {
+    const core = getCore();
+    const m = await model(21);
+    const own = compareToModel(core, extractForCheck(core, halfScan(21, 7), m), m);
+    expect(own.regime).toBe("blurred");
+    expect(own.score).toBeGreaterThanOrEqual(0.7);
+    for (const other of [3, 57, 101]) {
+      const c = compareToModel(core, extractForCheck(core, halfScan(other, 7), m), m);
+      expect(c.score, `writer ${other}`).toBeLessThan(0.4);
+    }
+    // At the references' own resolution nothing switches.
+    const same = compareToModel(
+      core,
+      extractForCheck(core, scanOf(renderSignature(makeWriter(21), { variant: 7, height: 260 }), { seed: 7 }), m),
+      m,
+    );
+    expect(same.regime).toBeUndefined();
   });
 });
 

@@ -35,10 +35,12 @@ describe("a check's features", () => {
       ["another writer, grey against grey", greyScan(21, 7), grey, undefined],
       ["out of focus against sharp", photoOf(greyScan(3, 7), { seed: 2, blur: 1.5, noise: 5 }), grey, "blurred"],
       ["bitonal against grey", bitonal(greyScan(3, 7)), grey, "binarised"],
-      ["another writer, bitonal against grey", bitonal(greyScan(57, 7)), grey, "binarised"],
+      // Writer 57 signs smaller than writer 3: below COARSER_RESOLUTION, blurred goes first.
+      ["another writer, bitonal and smaller, against grey", bitonal(greyScan(57, 7)), grey, "blurred"],
+      ["another writer, bitonal against grey", bitonal(greyScan(21, 7)), grey, "binarised"],
       ["grey against bitonal", greyScan(3, 7), bw, "binarised"],
       ["bitonal against bitonal", bitonal(greyScan(3, 7)), bw, undefined],
-      ["grey at half resolution against bitonal", resizeRaster(greyScan(3, 7), 300, 130), bw, undefined],
+      ["grey at half resolution against bitonal", resizeRaster(greyScan(3, 7), 300, 130), bw, "blurred"],
     ];
     for (const [name, q, model, regime] of cases) {
       const check = extractForCheck(core, q, model);
