@@ -108,7 +108,7 @@ export interface RegimeChoice {
 
 /**
  * Where a questioned signature with these measures is compared (the one place that decides it, for
- * compareToModel and for a check's extraction, features.ts):
+ * compareToModel and for a check's extraction, check-features.ts):
  * - blurred (a phone photo out of focus), or of coarser resolution than its references (a 150 dpi scan
  *   against 300 dpi references, COARSER_RESOLUTION), against sharp references: in the blurred regime, by
  *   its blurred vector against the references' blurred vectors (the model's `blurred` sub-model,
@@ -163,7 +163,7 @@ export function compareToModel(
   }
   const choice = regimeFor(features, model, params);
   if (features.regime !== undefined) {
-    // Extracted against this model in that regime (features.ts): `vector` is the regime's own.
+    // Extracted against this model in that regime (check-features.ts): `vector` is the regime's own.
     if (features.regime !== choice.regime) throw new ModelMismatchError("the signature was extracted for another reference model");
     return { ...compareAsIs(core, features, choice.model, choice.params), regime: features.regime };
   }

@@ -147,31 +147,6 @@ function trimEnd(m: usize, n: i32, cut: f32): i32 {
   return n;
 }
 
-/**
- * Area resampling of `n` source samples (stride `ss`) onto `m` outputs (stride `ds`): each output is the
- * mean of the source interval it covers, which works for both shrinking and enlarging.
- */
-function resample1d(src: usize, ss: usize, n: i32, dst: usize, ds: usize, m: i32): void {
-  const s: f32 = <f32>m / <f32>n;
-  for (let o = 0; o < m; o++) store<f32>(dst + <usize>o * ds, 0);
-  for (let i = 0; i < n; i++) {
-    const v = load<f32>(src + <usize>i * ss);
-    if (v == 0) continue;
-    const a: f32 = <f32>i * s;
-    const b: f32 = a + s;
-    let o = <i32>a;
-    while (o < m && <f32>o < b) {
-      const lo = max<f32>(a, <f32>o);
-      const hi = min<f32>(b, <f32>(o + 1));
-      if (hi > lo) {
-        const p = dst + <usize>o * ds;
-        store<f32>(p, load<f32>(p) + v * (hi - lo));
-      }
-      o++;
-    }
-  }
-}
-
 /** Ink mass per column (columns true) or per row over the rectangle [x0, x1) x [y0, y1), into `out` (zeroed first). */
 function profile(src: usize, w: i32, lut: usize, y0: i32, y1: i32, x0: i32, x1: i32, out: usize, outLen: i32, columns: bool): void {
   memory.fill(out, 0, <usize>outLen << 2);
@@ -298,7 +273,7 @@ export function preprocess(src: usize, w: i32, h: i32, hard: bool = false): bool
 
   // Horizontal pass into a bh x W buffer, then vertical into H x W.
   const line = arenaAlloc(<usize>bw << 2);
-  const tmp = arenaAlloc(<usize>(bh * W) << 2);
+  const tmp = arenaCalloc(<usize>(bh * W) << 2);
   for (let y = 0; y < bh; y++) {
     const row = src + <usize>((y + y0) * w + x0);
     for (let b = 0; b < bw; b += 16) {
@@ -310,7 +285,7 @@ export function preprocess(src: usize, w: i32, h: i32, hard: bool = false): bool
       const end = min(bw, b + 16);
       for (let x = b; x < end; x++) store<f32>(line + (<usize>x << 2), load<f32>(lut + (<usize>load<u8>(row + <usize>x) << 2)));
     }
-    resample1d(line, 4, bw, tmp + (<usize>(y * W) << 2), 4, W);
+    resampleRows(line, bw, tmp + (<usize>(y * W) << 2), W, 1);
   }
   const out = arenaCalloc(<usize>(W * H) << 2);
   resampleRows(tmp, bh, out, H, W);
@@ -319,10 +294,11 @@ export function preprocess(src: usize, w: i32, h: i32, hard: bool = false): bool
 }
 
 /**
- * The vertical pass: `n` rows of `width` f32 at `src` onto `m` rows at `dst` (zeroed), each output row
- * the area-weighted mean of the source rows it covers. The same sums as resample1d down each column, in
- * the same order (source rows ascending), but row by row: memory is read in order, and each source row's
- * span is worked out once for the whole row.
+ * Area resampling of `n` rows of `width` f32 at `src` onto `m` rows at `dst` (zeroed first): each output
+ * row is the mean of the source interval it covers, which works for both shrinking and enlarging. With
+ * `width` 1 it resamples one line (the horizontal pass); the vertical pass runs it row by row rather than
+ * down each column, so memory is read in order and each source row's span is worked out once. Each output
+ * sums its sources in ascending order either way.
  */
 function resampleRows(src: usize, n: i32, dst: usize, m: i32, width: i32): void {
   const s: f32 = <f32>m / <f32>n;
