@@ -96,8 +96,8 @@ export interface SignatureFeatures {
   resolution?: number;
   /**
    * Set on a questioned signature extracted against its references in another regime than as captured
-   * (extractFeatures with `against`): `vector` is then that regime's vector, the only one it carries, and
-   * compareToModel compares it in that regime.
+   * (check-features.ts extractForCheck): `vector` is then that regime's vector, the only one it carries,
+   * and compareToModel compares it in that regime.
    */
   regime?: "blurred" | "binarised";
   /** False when the crop held no ink. */

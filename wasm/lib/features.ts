@@ -248,8 +248,8 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32, mask: i
   normaliseHists(co24, 8, COOC_BINS);
   if (has(mask, 10)) store<f32>(glob, Mathf.log(max<f32>(aspect, 0.01)));
   if (has(mask, 13)) columnSequence(img, W, H, cy, f + (<usize>groupOffset(13) << 2));
-  // Groups that share a pass with a requested one (the 1x1, 2x4, 4x8 and polar zones of HOG or LBP,
-  // the two co-occurrences, the two halves of ink mass) were computed together: clear the unrequested.
+  // Groups that share a pass with a requested one (the 1x1, 2x4, 4x8 and polar zones of HOG or LBP, the
+  // two co-occurrences) were computed together: clear the unrequested.
   for (let g = 0; g < GROUP_COUNT; g++) {
     if (has(mask, g)) continue;
     const at = f + (<usize>groupOffset(g) << 2);
