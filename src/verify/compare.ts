@@ -168,8 +168,10 @@ export function compareToModel(
     return { ...compareAsIs(core, features, choice.model, choice.params), regime: features.regime };
   }
   const { regime } = choice;
-  const view = regime === "sharp" ? null : viewIn(features, vectorKindFor(regime, features.greyShare));
-  if (view && regime !== "sharp") return { ...compareAsIs(core, view, choice.model, choice.params), regime };
+  if (regime !== "sharp") {
+    const view = viewIn(features, vectorKindFor(regime, features.greyShare));
+    if (view) return { ...compareAsIs(core, view, choice.model, choice.params), regime };
+  }
   return compareAsIs(core, features, model, params);
 }
 
