@@ -10,7 +10,8 @@
 // Sides: "questioned" renders only the questioned images (the subject's remaining genuine samples, the
 // skilled forgeries and the other writers' random forgeries) and keeps the references clean: a new
 // scanner or pen at check time, the realistic case. "both" renders the references as well, for the
-// capture conditions (a customer whose whole pipeline scans that way). Reported per condition: skilled EER
+// capture conditions (a customer whose whole pipeline scans that way) and for a writer's own habits (a
+// thin or thick pen, a light pen on grey paper, a flourish that always fades: their references share it). Reported per condition: skilled EER
 // with one global threshold at N = 3 and N = 10 references, its change from clean, and FAR (skilled) /
 // FRR at the default approve threshold. Clean features come from the feature cache (default:
 // <tmpdir>/countersign-features); rendered ones are extracted afresh. --stride K scores every K-th writer
@@ -197,7 +198,7 @@ async function main(): Promise<void> {
         side: "questioned",
         byN: byN((n) => runMixed(core, ds.writers, rendered, n, params)),
       });
-      if (c.scanner)
+      if (c.both)
         rows.push({ condition: c.name, about: c.about, side: "both", byN: byN((n) => runProtocol(core, rendered, rendered, n, params)) });
       log(
         `${ds.name} ${c.name}: rendered+extracted ${images} images in ${((tr - tc) / 1000).toFixed(0)} s, scored in ${((Date.now() - tr) / 1000).toFixed(0)} s\n`,
@@ -222,7 +223,7 @@ async function main(): Promise<void> {
           imagesPerCondition: images,
           thresholds: DEFAULT_THRESHOLDS,
           seconds,
-          conditions: CONDITIONS.filter((c) => conditions.includes(c)).map((c) => ({ name: c.name, about: c.about, scanner: c.scanner })),
+          conditions: CONDITIONS.filter((c) => conditions.includes(c)).map((c) => ({ name: c.name, about: c.about, both: c.both })),
           rows,
         },
         null,

@@ -308,45 +308,50 @@ export interface Condition {
   name: string;
   /** What it stands for, for the table's legend and the docs. */
   about: string;
-  /** A capture condition (scanner, camera, paper): also scored with the references rendered the same way. */
-  scanner: boolean;
+  /**
+   * Also scored with the references rendered the same way: a capture condition (scanner, camera, paper) that
+   * a customer's whole pipeline shares, or a writer's own habit (a pen, a flourish that always fades) that
+   * their references share too. The others vary from one signature to the next, so only the questioned side
+   * is rendered.
+   */
+  both: boolean;
   render: (r: Raster, rng: Rng) => Raster | Promise<Raster>;
 }
 
 export const CONDITIONS: Condition[] = [
-  { name: "dpi200", about: "resampled to 200 dpi (area average)", scanner: true, render: (r) => resampleToDpi(r, 200) },
-  { name: "dpi150", about: "resampled to 150 dpi (area average)", scanner: true, render: (r) => resampleToDpi(r, 150) },
-  { name: "binarised", about: "Otsu threshold to black and white", scanner: true, render: binarise },
-  { name: "grey", about: "grey scan: blur sigma 0.7 px, ink 40, paper 230", scanner: true, render: greyScan },
-  { name: "blur", about: "Gaussian blur sigma 1.5 px", scanner: true, render: (r) => blur(r, 1.5) },
+  { name: "dpi200", about: "resampled to 200 dpi (area average)", both: true, render: (r) => resampleToDpi(r, 200) },
+  { name: "dpi150", about: "resampled to 150 dpi (area average)", both: true, render: (r) => resampleToDpi(r, 150) },
+  { name: "binarised", about: "Otsu threshold to black and white", both: true, render: binarise },
+  { name: "grey", about: "grey scan: blur sigma 0.7 px, ink 40, paper 230", both: true, render: greyScan },
+  { name: "blur", about: "Gaussian blur sigma 1.5 px", both: true, render: (r) => blur(r, 1.5) },
   {
     name: "jpeg50",
     about: "JPEG quality 50 round trip (photon encode, production decode)",
-    scanner: true,
+    both: true,
     render: (r) => jpegRoundTrip(r, 50),
   },
   {
     name: "paper+light",
     about: "paper grain and fibre blotches, light falling to 72% across the sheet",
-    scanner: true,
+    both: true,
     render: paperAndLight,
   },
-  { name: "thin-pen", about: "strokes 2 px thinner (3x3 grey max)", scanner: false, render: (r) => morph3(r, "max") },
-  { name: "thick-pen", about: "strokes 2 px thicker (3x3 grey min)", scanner: false, render: (r) => morph3(r, "min") },
+  { name: "thin-pen", about: "strokes 2 px thinner (3x3 grey max)", both: true, render: (r) => morph3(r, "max") },
+  { name: "thick-pen", about: "strokes 2 px thicker (3x3 grey min)", both: true, render: (r) => morph3(r, "min") },
   {
     name: "rotated",
     about: "rotated 2 to 3 degrees either way (bilinear, paper fill)",
-    scanner: false,
+    both: false,
     render: (r, rng) => rotate(r, (rng() < 0.5 ? -1 : 1) * (2 + rng())),
   },
-  { name: "light-thin", about: "thin light strokes (ink 130) on grey paper (200)", scanner: false, render: lightThinOnGrey },
-  { name: "tail-longer", about: "rightmost 20% of the ink stretched to 150%", scanner: false, render: (r) => scaleTail(r, 1.5) },
-  { name: "tail-shorter", about: "rightmost 20% of the ink compressed to 60%", scanner: false, render: (r) => scaleTail(r, 0.6) },
-  { name: "tail-cropped", about: "cut at the box edge: last 13% of the ink's width gone", scanner: false, render: (r) => cropTail(r) },
+  { name: "light-thin", about: "thin light strokes (ink 130) on grey paper (200)", both: true, render: lightThinOnGrey },
+  { name: "tail-longer", about: "rightmost 20% of the ink stretched to 150%", both: false, render: (r) => scaleTail(r, 1.5) },
+  { name: "tail-shorter", about: "rightmost 20% of the ink compressed to 60%", both: false, render: (r) => scaleTail(r, 0.6) },
+  { name: "tail-cropped", about: "cut at the box edge: last 13% of the ink's width gone", both: false, render: (r) => cropTail(r) },
   {
     name: "faint-tail",
     about: "rightmost 30% of the ink fading to 30% of its contrast",
-    scanner: false,
+    both: true,
     render: (r) => fadeTail(r),
   },
 ];
