@@ -11,9 +11,9 @@
 // skilled forgeries and the other writers' random forgeries) and keeps the references clean: a new
 // scanner or pen at check time, the realistic case. "both" renders the references as well, for the
 // capture conditions (a customer whose whole pipeline scans that way) and for a writer's own habits (a
-// thin or thick pen, a light pen on grey paper, a flourish that always fades: their references share it). Reported per condition: skilled EER
-// with one global threshold at N = 3 and N = 10 references, its change from clean, and FAR (skilled) /
-// FRR at the default approve threshold. Clean features come from the feature cache (default:
+// thin or thick pen, a light pen on grey paper, a flourish that always fades: their references share it).
+// Reported per condition: skilled EER with one global threshold at N = 3 and N = 10 references, its
+// change from clean, and FAR (skilled) / FRR at the default approve threshold. Clean features come from the feature cache (default:
 // <tmpdir>/countersign-features); rendered ones are extracted afresh. --stride K scores every K-th writer
 // (training still sees every writer of the other datasets). --preview DIR writes each condition's
 // rendering of the first writer's first genuine sample as PNG, to look at.
