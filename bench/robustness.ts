@@ -17,6 +17,13 @@
 // <tmpdir>/countersign-features); rendered ones are extracted afresh. --stride K scores every K-th writer
 // (training still sees every writer of the other datasets). --preview DIR writes each condition's
 // rendering of the first writer's first genuine sample as PNG, to look at.
+//
+// --forgeability adds, per cell, the subject forgeability estimate (src/verify/forgeability.ts) against what
+// forgers achieved: the mean over writers of the estimated skilled-forgery pass rate at approve, of each
+// writer's model as enrolled under the condition, beside the mean observed pass rate per writer. The
+// estimate is fitted leave-one-dataset-out too (on the training datasets' cross-validated records, as
+// bench:forgeability does), which adds a few minutes. The question it answers: when a condition makes
+// forgeries pass more often, does the subject view say so?
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,15 +34,17 @@ import { compareToModel } from "../src/verify/compare";
 import type { Core } from "../src/verify/core";
 import { decodePage } from "../src/verify/decode/index";
 import { extractFeatures } from "../src/verify/features";
+import { estimateForgeability, type ForgeabilityParams } from "../src/verify/forgeability";
 import type { Raster } from "../src/verify/types";
 import { DEFAULT_THRESHOLDS } from "../src/domain/policy-defaults";
 import { type Dataset, loadDataset, RASTERS_KEPT, type Sample, type Writer } from "./lib/dataset";
 import { lodoParams, lodoTargets } from "./lib/lodo";
 import { loadNodeCore } from "./lib/node-core";
-import { modelFor, questionedOf, regimeCounter, runProtocol } from "./lib/protocol";
+import { modelFor, questionedOf, regimeCounter } from "./lib/protocol";
 import type { Trial } from "./lib/trial";
 import { pct, rates } from "./lib/rates";
 import { CONDITIONS, type Condition, rngFor } from "./lib/render";
+import { crossValidatedRecords, FIT_NS, fitForgeability } from "./train/forgeability-fit";
 
 const NS = [3, 10];
 
@@ -55,6 +64,8 @@ interface Cell {
   frr: number;
   random_eer: number;
   random_far: number;
+  /** With --forgeability: mean over writers of the estimated and of the observed skilled pass rate at approve. */
+  forgeability?: { predicted: number; observed: number };
 }
 
 interface Row {
@@ -64,9 +75,16 @@ interface Row {
   byN: Record<number, Cell>;
 }
 
-function cell(trials: Trial[]): Cell {
+interface Scored {
+  trials: Trial[];
+  /** Per writer with skilled forgeries, with --forgeability: estimated and observed pass rate at approve. */
+  writers: { predicted: number; observed: number }[];
+}
+
+function cell({ trials, writers }: Scored, withForgeability: boolean): Cell {
   const s = rates(trials, "skilled");
   const q = rates(trials, "random");
+  const mean = (a: number[]) => a.reduce((t, v) => t + v, 0) / Math.max(1, a.length);
   return {
     skilled_eer: s.eer_global,
     skilled_eer_writer: s.eer_writer,
@@ -74,24 +92,62 @@ function cell(trials: Trial[]): Cell {
     frr: s.frr,
     random_eer: q.eer_global,
     random_far: q.far,
+    ...(withForgeability
+      ? { forgeability: { predicted: mean(writers.map((w) => w.predicted)), observed: mean(writers.map((w) => w.observed)) } }
+      : {}),
   };
 }
 
-/** References from `refsFrom` (clean), questioned samples from `questioned` (rendered): same writers, same order. */
-function runMixed(core: Core, refsFrom: Writer[], questioned: Writer[], n: number, params: ScoringParams): Trial[] {
+/**
+ * References from `refsFrom`, questioned samples from `questioned`: same writers, same order (clean and
+ * clean, clean and rendered, or rendered and rendered). With `forge`, each writer's model also gets the
+ * forgeability estimate at approve, set against the share of its skilled forgeries that reached approve.
+ */
+function scoreCondition(
+  core: Core,
+  refsFrom: Writer[],
+  questioned: Writer[],
+  n: number,
+  params: ScoringParams,
+  forge?: ForgeabilityParams,
+): Scored {
   const trials: Trial[] = [];
+  const writers: Scored["writers"] = [];
   const switched = regimeCounter();
+  const approve = DEFAULT_THRESHOLDS.approve;
   refsFrom.forEach((w, i) => {
     if (w.genuine.length < 2) return;
     const model = modelFor(core, w, n, params);
+    let skilled = 0;
+    let passed = 0;
     for (const q of questionedOf(questioned[i], n, questioned)) {
       const c = compareToModel(core, q.sample.features, model, params);
       switched.add(q.kind, c.regime);
       trials.push({ writer: w.id, kind: q.kind, score: c.score });
+      if (q.kind === "skilled") {
+        skilled++;
+        if (c.score >= approve) passed++;
+      }
+    }
+    if (forge && skilled > 0) {
+      const predicted = estimateForgeability(model, core.groupOffsets, approve, forge, params).estimatedFarAtApprove;
+      writers.push({ predicted, observed: passed / skilled });
     }
   });
-  switched.log(`N=${n} (questioned rendered)`);
-  return trials;
+  switched.log(`N=${n}${refsFrom === questioned ? "" : " (questioned rendered)"}`);
+  return { trials, writers };
+}
+
+/** The forgeability estimate fitted on the training datasets only (as bench:forgeability, leave one dataset out). */
+function lodoForgeability(core: Core, scored: Dataset, loaded: Dataset[]): ForgeabilityParams {
+  const others = loaded.filter((d) => d.folder !== scored.folder);
+  log(`forgeability estimate: cross-validated records of ${others.map((d) => d.name).join(", ")}\n`);
+  const records = others.flatMap((d) => crossValidatedRecords(core, d.name, d.writers, FIT_NS));
+  return fitForgeability(
+    records,
+    others.map((d) => d.name),
+    `5-fold writer-disjoint cross-validation within ${others.map((d) => d.name).join(" and ")}`,
+  );
 }
 
 /** Every image of the dataset's (scored) writers, rendered under `c` and run through the production extractor. */
@@ -153,6 +209,16 @@ function printTable(title: string, rows: Row[]): void {
     });
     console.log(`${r.condition.padEnd(12)} ${r.side.padEnd(10)} | ${cells.join(" |  ")}`);
   }
+  if (!clean.byN[NS[0]].forgeability) return;
+  console.log("\nforgeability: skilled-forgery pass rate at approve, mean over writers, estimated / observed");
+  console.log(`condition    side       | ${NS.map((n) => `N=${n}: estimated observed`).join(" | ")}`);
+  for (const r of rows) {
+    const cells = NS.map((n) => {
+      const f = r.byN[n].forgeability!;
+      return `${pct(f.predicted).padStart(14)} ${pct(f.observed).padStart(8)}`;
+    });
+    console.log(`${r.condition.padEnd(12)} ${r.side.padEnd(10)} | ${cells.join(" | ")}`);
+  }
 }
 
 async function main(): Promise<void> {
@@ -178,13 +244,15 @@ async function main(): Promise<void> {
     const previewDir = arg("--preview");
     if (previewDir) await preview(ds, previewDir);
     const params = lodoParams(core, ds, [...full.values()]);
-    const byN = (run: (n: number) => Trial[]) => Object.fromEntries(NS.map((n) => [n, cell(run(n))]));
+    const forge = process.argv.includes("--forgeability") ? lodoForgeability(core, ds, [...full.values()]) : undefined;
+    const byN = (refsFrom: Writer[], questioned: Writer[]) =>
+      Object.fromEntries(NS.map((n) => [n, cell(scoreCondition(core, refsFrom, questioned, n, params, forge), forge !== undefined)]));
     const rows: Row[] = [
       {
         condition: "clean",
         about: "the dataset as scanned",
         side: "clean",
-        byN: byN((n) => runProtocol(core, ds.writers, ds.writers, n, params)),
+        byN: byN(ds.writers, ds.writers),
       },
     ];
     const images = ds.writers.reduce((s, w) => s + w.genuine.length + w.forgeries.length, 0);
@@ -196,10 +264,9 @@ async function main(): Promise<void> {
         condition: c.name,
         about: c.about,
         side: "questioned",
-        byN: byN((n) => runMixed(core, ds.writers, rendered, n, params)),
+        byN: byN(ds.writers, rendered),
       });
-      if (c.both)
-        rows.push({ condition: c.name, about: c.about, side: "both", byN: byN((n) => runProtocol(core, rendered, rendered, n, params)) });
+      if (c.both) rows.push({ condition: c.name, about: c.about, side: "both", byN: byN(rendered, rendered) });
       log(
         `${ds.name} ${c.name}: rendered+extracted ${images} images in ${((tr - tc) / 1000).toFixed(0)} s, scored in ${((Date.now() - tr) / 1000).toFixed(0)} s\n`,
       );

@@ -34,6 +34,7 @@ export const CUE_TEXT: Record<CaptureCue, string> = {
   low_contrast: "The ink is faint: use more even light.",
   hold_steady: "Blurred: hold the phone steady.",
   move_closer: "Move closer so the signature fills the frame.",
+  signature_cut_off: "Part of the signature is outside the frame: move back or centre it.",
 };
 
 /** `analysis_failed`: the frame could not be analysed through a fault of ours (it may be fine); send the next. */

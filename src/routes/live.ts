@@ -17,9 +17,11 @@ const LiveGuidanceDoc = z
   .object({
     type: z.literal("guidance"),
     seq: z.number().int().min(1).openapi({ description: "1-based number of the client message this answers" }),
-    cue: z.enum(["ready", "no_signature_in_view", "too_dark", "too_bright", "low_contrast", "hold_steady", "move_closer"]).openapi({
-      description: "The one thing to tell the person now (an open enum: ignore unknown values, show `message`)",
-    }),
+    cue: z
+      .enum(["ready", "no_signature_in_view", "too_dark", "too_bright", "low_contrast", "hold_steady", "move_closer", "signature_cut_off"])
+      .openapi({
+        description: "The one thing to tell the person now (an open enum: ignore unknown values, show `message`)",
+      }),
     cues: z.array(z.string()).openapi({ description: "Every cue that applies, most pressing first" }),
     message: z.string().openapi({ description: "The cue in plain words" }),
     ready: z.boolean().openapi({ description: "True when this frame is good to capture" }),

@@ -18,7 +18,16 @@
 import { shrinkScaled } from "./morphology";
 import type { Box, Raster } from "./types";
 
-export type CaptureCue = "ready" | "no_signature_in_view" | "too_dark" | "too_bright" | "low_contrast" | "hold_steady" | "move_closer";
+/** `signature_cut_off` comes only from a live frame's located signature (pipeline-frame.ts), never from quality alone. */
+export type CaptureCue =
+  | "ready"
+  | "no_signature_in_view"
+  | "too_dark"
+  | "too_bright"
+  | "low_contrast"
+  | "hold_steady"
+  | "move_closer"
+  | "signature_cut_off";
 
 export interface QualityReport {
   /** In [0, 1]; below the policy's quality floor the decision is UNREADABLE. */

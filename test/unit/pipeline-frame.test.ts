@@ -39,6 +39,35 @@ describe("analyseFrame (live capture guide)", () => {
     expect(a.ready).toBe(false);
   });
 
+  it("says the signature is cut off when it runs out of the frame, and not while it has a margin", async () => {
+    const sig = renderSignature(makeWriter(8), { width: 560, height: 220 });
+    // The same signature three ways: 40 px from each side, its last 120 px past the right edge, its top
+    // 60 px above the frame.
+    const place = (left: number, top: number) => {
+      const page = blankPage(640, 480);
+      for (let y = 0; y < sig.height; y++) {
+        const py = y + top;
+        if (py < 0 || py >= page.height) continue;
+        for (let x = 0; x < sig.width; x++) {
+          const px = x + left;
+          if (px >= 0 && px < page.width) page.data[py * page.width + px] = sig.data[y * sig.width + x];
+        }
+      }
+      return encodeJpeg(photoOf(page, { seed: 1, illumination: 0.15 }), 85);
+    };
+    const centred = await analyseFrame(place(40, 130), opts);
+    expect(centred.cues).not.toContain("signature_cut_off");
+    expect(centred.cue).toBe("ready");
+    for (const frame of [place(200, 130), place(40, -60)]) {
+      const a = await analyseFrame(frame, opts);
+      expect(a.cue).toBe("signature_cut_off");
+      expect(a.ready).toBe(false);
+      expect(a.signature).not.toBeNull();
+      // Moving closer would cut off more, so that is not asked for as well.
+      expect(a.cues).not.toContain("move_closer");
+    }
+  });
+
   it("refuses frames over 640 px on the long side, over 512 KB, or not PNG/JPEG", async () => {
     await expect(analyseFrame(encodePng(blankPage(800, 400)), opts)).rejects.toMatchObject({ code: "too_many_pixels" });
     await expect(analyseFrame(new Uint8Array(600 * 1024), opts)).rejects.toMatchObject({ code: "too_large" });
