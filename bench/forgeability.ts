@@ -18,6 +18,7 @@ import { fileURLToPath } from "node:url";
 import { DEFAULT_THRESHOLDS } from "../src/domain/policy-defaults";
 import { estimateFromFeatures, levelOf, type ForgeabilityParams } from "../src/verify/forgeability";
 import { loadDataset, type Dataset } from "./lib/dataset";
+import { spearman } from "./lib/metrics";
 import { loadNodeCore } from "./lib/node-core";
 import { crossValidatedRecords, FIT_NS, fitForgeability, observedFar, recordsOf, type WriterRecord } from "./train/forgeability-fit";
 import { fitParams } from "./train/fit";
@@ -62,33 +63,6 @@ function deciles(rows: Row[]): DecileRow[] {
     });
   }
   return out;
-}
-
-function ranks(a: number[]): number[] {
-  const idx = a.map((v, i) => [v, i] as const).sort((x, y) => x[0] - y[0]);
-  const r = new Array(a.length).fill(0);
-  for (let i = 0; i < idx.length; ) {
-    let j = i;
-    while (j + 1 < idx.length && idx[j + 1][0] === idx[i][0]) j++;
-    for (let k = i; k <= j; k++) r[idx[k][1]] = (i + j) / 2;
-    i = j + 1;
-  }
-  return r;
-}
-
-function spearman(a: number[], b: number[]): number {
-  const ra = ranks(a);
-  const rb = ranks(b);
-  const m = (ra.length - 1) / 2;
-  let num = 0,
-    da = 0,
-    db = 0;
-  for (let i = 0; i < ra.length; i++) {
-    num += (ra[i] - m) * (rb[i] - m);
-    da += (ra[i] - m) ** 2;
-    db += (rb[i] - m) ** 2;
-  }
-  return num / Math.sqrt(da * db || 1);
 }
 
 function evaluate(records: WriterRecord[], n: number, p: ForgeabilityParams, threshold: number) {

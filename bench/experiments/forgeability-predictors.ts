@@ -26,39 +26,13 @@ import { estimateForgeability } from "../../src/verify/forgeability";
 import { JITTERS, variantDistanceRow } from "../../src/verify/model";
 import { loadDataset, type Dataset } from "../lib/dataset";
 import { lodoParams } from "../lib/lodo";
+import { spearman } from "../lib/metrics";
 import { loadNodeCore } from "../lib/node-core";
 import { modelFor, referencesOf } from "../lib/protocol";
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
   return i >= 0 ? process.argv[i + 1] : undefined;
-}
-
-function ranks(a: number[]): number[] {
-  const idx = a.map((v, i) => [v, i] as const).sort((x, y) => x[0] - y[0]);
-  const r = new Array(a.length).fill(0);
-  for (let i = 0; i < idx.length; ) {
-    let j = i;
-    while (j + 1 < idx.length && idx[j + 1][0] === idx[i][0]) j++;
-    for (let k = i; k <= j; k++) r[idx[k][1]] = (i + j) / 2;
-    i = j + 1;
-  }
-  return r;
-}
-
-function spearman(a: number[], b: number[]): number {
-  const ra = ranks(a);
-  const rb = ranks(b);
-  const m = (ra.length - 1) / 2;
-  let num = 0,
-    da = 0,
-    db = 0;
-  for (let i = 0; i < ra.length; i++) {
-    num += (ra[i] - m) * (rb[i] - m);
-    da += (ra[i] - m) ** 2;
-    db += (rb[i] - m) ** 2;
-  }
-  return num / Math.sqrt(da * db || 1);
 }
 
 const STRENGTH = Number(process.env.STRENGTH ?? 2.5);

@@ -30,3 +30,32 @@ export function ratesAt(genuine: number[], impostor: number[], t: number): { far
   const frr = genuine.filter((s) => s < t).length / Math.max(1, genuine.length);
   return { far, frr };
 }
+
+/** Ranks of `a` (0-based, ties share their mean rank). */
+function ranks(a: number[]): number[] {
+  const idx = a.map((v, i) => [v, i] as const).sort((x, y) => x[0] - y[0]);
+  const r = new Array(a.length).fill(0);
+  for (let i = 0; i < idx.length; ) {
+    let j = i;
+    while (j + 1 < idx.length && idx[j + 1][0] === idx[i][0]) j++;
+    for (let k = i; k <= j; k++) r[idx[k][1]] = (i + j) / 2;
+    i = j + 1;
+  }
+  return r;
+}
+
+/** Spearman's rank correlation of two equally long series. */
+export function spearman(a: number[], b: number[]): number {
+  const ra = ranks(a);
+  const rb = ranks(b);
+  const m = (ra.length - 1) / 2;
+  let num = 0,
+    da = 0,
+    db = 0;
+  for (let i = 0; i < ra.length; i++) {
+    num += (ra[i] - m) * (rb[i] - m);
+    da += (ra[i] - m) ** 2;
+    db += (rb[i] - m) ** 2;
+  }
+  return num / Math.sqrt(da * db || 1);
+}
