@@ -1,8 +1,9 @@
 // The comparison core: preprocessing, feature extraction and distance kernels over raw pixels in linear
 // memory. Protocol (src/verify/core.ts drives it): reset(); p = alloc(w * h); write the grey pixels at p;
 // f = extract(p, w, h) (or preprocess + warp + features for synthetic variants); read featureLength()
-// f32 at f. Distances: write vectors, call groupDistances. Nothing persists between jobs.
-import { arenaAlloc, arenaReset } from "./lib/arena";
+// f32 at f. Distances: write vectors, call groupDistances. Nothing persists between jobs. Several passes
+// over one crop (regimes, variants) rewind the arena to a mark between them once each vector is read.
+import { arenaAlloc, arenaMark, arenaReset, arenaRewind } from "./lib/arena";
 import { GROUP_COUNT, G_KIND, featureLength as layoutLength, groupOffset as layoutOffset } from "./lib/layout";
 import * as pre from "./lib/preprocess";
 import { ALL_GROUPS, extractFeatures } from "./lib/features";
@@ -15,6 +16,19 @@ export function reset(): void {
 
 export function alloc(bytes: i32): usize {
   return arenaAlloc(<usize>bytes);
+}
+
+/** The arena's top now, for rewind. */
+export function mark(): usize {
+  return arenaMark();
+}
+
+/**
+ * Give back what was reserved since `m` (mark): the scratch of a feature pass whose vector the host has
+ * copied out. A reference's three passes then peak at the largest of them rather than at their sum.
+ */
+export function rewind(m: usize): void {
+  arenaRewind(m);
 }
 
 export function featureLength(): i32 {

@@ -15,6 +15,9 @@
  * - the module is built with a maximum memory (scripts/build-wasm.mjs), so a bug cannot grow it further;
  * - after a call that left the memory above CORE_RETAINED_BYTES, the instance is dropped and the next call
  *   instantiates a fresh one (cheap: the module is compiled once), which is the only way to give memory back.
+ *   A fresh instance grows its memory again page by page, which is not cheap, so the passes over one crop
+ *   (a reference's three regimes, its variants) rewind the arena between them and an ordinary reference
+ *   stays under the bound.
  */
 import { areaResample } from "./resample";
 import { VerifyError, type Raster } from "./types";
@@ -31,6 +34,8 @@ interface CoreExports {
   memory: WebAssembly.Memory;
   reset(): void;
   alloc(bytes: number): number;
+  mark(): number;
+  rewind(m: number): void;
   featureLength(): number;
   groupCount(): number;
   groupOffset(g: number): number;
@@ -204,6 +209,8 @@ export function createCore(module: WebAssembly.Module): Core {
     src: number;
     width: number;
     height: number;
+    /** The arena's top right after the copy: rewinding there keeps the crop and frees everything else. */
+    mark: number;
   }
   // Copy the crop in and preprocess it; `then` reads vectors from the normalised image it leaves.
   const run = <T>(original: Raster, then: (c: CoreExports, m: Measured, crop: Copied) => T): T => {
@@ -217,6 +224,7 @@ export function createCore(module: WebAssembly.Module): Core {
       const src = c.alloc(n);
       // Re-read memory.buffer after every alloc: growing the memory detaches the old buffer.
       new Uint8Array(c.memory.buffer, src, n).set(raster.data.subarray(0, n));
+      const mark = c.mark();
       const inkFound = c.preprocess(src, raster.width, raster.height, 0) === 1;
       const greyShare = c.info(7) / 10000;
       const box = { x: c.info(0), y: c.info(1), w: c.info(2), h: c.info(3) };
@@ -232,13 +240,16 @@ export function createCore(module: WebAssembly.Module): Core {
             };
       const normArea = c.info(5) * c.info(6);
       const resolution = inkFound && normArea > 0 ? Math.sqrt((inkBox.w * inkBox.h) / normArea) : 0;
-      return then(c, { greyShare, resolution, inkFound, inkBox }, { src, width: raster.width, height: raster.height });
+      return then(c, { greyShare, resolution, inkFound, inkBox }, { src, width: raster.width, height: raster.height, mark });
     });
   };
   // The crop preprocessed again as a bitonal scanner would have made it (the pixels at crop.src are still
-  // in the arena, unchanged); null when that rendering holds no ink. Replaces the normalised image.
-  const binarisedVector = (c: CoreExports, crop: Copied): Float32Array | null =>
-    c.preprocess(crop.src, crop.width, crop.height, 1) === 1 ? readVector(c, c.features()) : null;
+  // in the arena, unchanged); null when that rendering holds no ink. Replaces the normalised image, and
+  // gives back the arena the earlier passes used.
+  const binarisedVector = (c: CoreExports, crop: Copied): Float32Array | null => {
+    c.rewind(crop.mark);
+    return c.preprocess(crop.src, crop.width, crop.height, 1) === 1 ? readVector(c, c.features()) : null;
+  };
 
   return {
     featureLength,
@@ -253,9 +264,14 @@ export function createCore(module: WebAssembly.Module): Core {
       const withBlurred = opts.blurred ?? true;
       return run(original, (c, m, crop) => {
         const normPtr = c.normPointer();
+        // Each pass below starts from the normalised image and leaves its scratch behind once its vector
+        // is copied out: rewinding here keeps a reference's peak memory (three passes, and variants) at
+        // one pass's, under CORE_RETAINED_BYTES, so the instance is kept for the next call.
+        const afterPreprocess = c.mark();
         const vector = readVector(c, c.features());
         let blurred = vector;
         if (m.inkFound && withBlurred) {
+          c.rewind(afterPreprocess);
           c.setNorm(normPtr);
           c.blurNorm(BLUR_SIGMA);
           blurred = readVector(c, c.features());
@@ -264,6 +280,7 @@ export function createCore(module: WebAssembly.Module): Core {
         if (m.inkFound) {
           for (const j of jitters) {
             // Each variant distorts the undistorted image: restore the pointer the warp replaced.
+            c.rewind(afterPreprocess);
             c.setNorm(normPtr);
             c.warp(j.rotation, j.scale, j.shear, j.elastic, j.phase);
             variants.push(readVector(c, c.features()));
@@ -281,6 +298,7 @@ export function createCore(module: WebAssembly.Module): Core {
           const vector = binarisedVector(c, crop);
           if (vector) return { ...m, kind, vector };
           // No ink once binarised (Extraction.binarised null): the crop as captured, preprocessed again.
+          c.rewind(crop.mark);
           c.preprocess(crop.src, crop.width, crop.height, 0);
           return { ...m, kind: "sharp", vector: readVector(c, c.features()) };
         }

@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import coreModule from "../../wasm/build/core.wasm";
 import { CORE_MAX_PIXELS, CORE_RETAINED_BYTES, createCore, fitForCore } from "../../src/verify/core";
+import { JITTERS } from "../../src/verify/model";
 import { blankPage, makeWriter, renderSignature } from "../fixtures/generator";
 
 /** A 7000x5700 page (the crop that once left 41 MiB held) with a signature's ink drawn large in a box. */
@@ -45,6 +46,26 @@ describe("WASM core memory", () => {
     expect(Array.from(core.extract(sig).main.vector)).toEqual(Array.from(before));
     const d = core.groupDistances(before, [after, before]);
     expect(Array.from(d).every((v) => v === 0)).toBe(true);
+  });
+
+  it("keeps the warm instance through a reference's every pass: each pass gives its scratch back", () => {
+    // A reference is extracted in every regime (sharp, blurred, binarised), and with synthetic variants when
+    // it is one of few. Passes that each kept their scratch summed to over 10 MiB for this crop, so every
+    // reference dropped the instance and the next call paid for a fresh one.
+    const core = createCore(coreModule);
+    const sig = renderSignature(makeWriter(7), { width: 1200, height: 400 });
+    const first = core.extract(sig, JITTERS, { blurred: true, binarised: () => true });
+    expect(first.main.binarised).not.toBeNull();
+    expect(first.variants).toHaveLength(JITTERS.length);
+    expect(core.peakMemoryBytes).toBeLessThanOrEqual(CORE_RETAINED_BYTES);
+    expect(core.memoryBytes()).toBeGreaterThan(0);
+    // The passes read what they should: each one alone, on a fresh instance, gives the same vectors.
+    const alone = createCore(coreModule);
+    expect(Array.from(first.main.vector)).toEqual(Array.from(alone.extractOne(sig, () => "sharp").vector));
+    expect(Array.from(first.main.blurred)).toEqual(Array.from(alone.extractOne(sig, () => "blurred").vector));
+    expect(Array.from(first.main.binarised!)).toEqual(Array.from(alone.extractOne(sig, () => "binarised").vector));
+    const variant = alone.extract(sig, [JITTERS[2]], { blurred: false }).variants[0];
+    expect(Array.from(first.variants[2])).toEqual(Array.from(variant));
   });
 
   it("caps what is copied in by area and by side, leaving ordinary crops untouched", () => {

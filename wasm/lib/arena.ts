@@ -11,6 +11,20 @@ export function arenaReset(): void {
   top = base();
 }
 
+/** The arena's current top, to rewind to later. */
+export function arenaMark(): usize {
+  if (top == 0) top = base();
+  return top;
+}
+
+/**
+ * Give back everything reserved since `mark` (arenaMark). What was reserved before it stays valid; what
+ * was reserved after it must not be read again.
+ */
+export function arenaRewind(mark: usize): void {
+  if (mark >= base() && mark <= top) top = mark;
+}
+
 /** Reserve `bytes` (16-byte aligned), growing memory when needed. Not zeroed. */
 export function arenaAlloc(bytes: usize): usize {
   if (top == 0) top = base();
