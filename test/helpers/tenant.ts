@@ -8,6 +8,7 @@
  */
 import { env, exports } from "cloudflare:workers";
 import { PERMISSIONS, type BillingState, type Permission, type RegionName } from "../../src/domain/tenancy";
+import { BUCKETS } from "../../durable-objects/tenant-gate";
 
 /** The global address ({base_url}): requests are routed by the key's organisation. */
 export const BASE = "https://api.countersign.localhost";
@@ -99,4 +100,15 @@ export async function api(path: string, init: ApiInit = {}): Promise<Response> {
     body = JSON.stringify(json);
   }
   return exports.default.fetch((base ?? BASE) + path, { ...rest, headers, body });
+}
+
+/**
+ * Waits as long as an organisation's `api` bucket takes to refill from empty (BUCKETS in
+ * durable-objects/tenant-gate.ts). For a test that follows a file's worth of requests for the same
+ * organisation with many more of its own: on a fast machine they would otherwise meet the rate limit,
+ * which is not what such a test is about (test/integration/ratelimit-api.test.ts is).
+ */
+export async function refillApiBucket(): Promise<void> {
+  const { rate, burst } = BUCKETS.api;
+  await new Promise((r) => setTimeout(r, Math.ceil((burst / rate) * 1000) + 100));
 }
