@@ -77,11 +77,11 @@ interface Row {
 
 interface Scored {
   trials: Trial[];
-  /** Per writer with skilled forgeries, with --forgeability: estimated and observed pass rate at approve. */
-  writers: { predicted: number; observed: number }[];
+  /** With --forgeability, per writer with skilled forgeries: estimated and observed pass rate at approve. */
+  writers?: { predicted: number; observed: number }[];
 }
 
-function cell({ trials, writers }: Scored, withForgeability: boolean): Cell {
+function cell({ trials, writers }: Scored): Cell {
   const s = rates(trials, "skilled");
   const q = rates(trials, "random");
   const mean = (a: number[]) => a.reduce((t, v) => t + v, 0) / Math.max(1, a.length);
@@ -92,7 +92,7 @@ function cell({ trials, writers }: Scored, withForgeability: boolean): Cell {
     frr: s.frr,
     random_eer: q.eer_global,
     random_far: q.far,
-    ...(withForgeability
+    ...(writers
       ? { forgeability: { predicted: mean(writers.map((w) => w.predicted)), observed: mean(writers.map((w) => w.observed)) } }
       : {}),
   };
@@ -112,7 +112,7 @@ function scoreCondition(
   forge?: ForgeabilityParams,
 ): Scored {
   const trials: Trial[] = [];
-  const writers: Scored["writers"] = [];
+  const writers: Scored["writers"] = forge ? [] : undefined;
   const switched = regimeCounter();
   const approve = DEFAULT_THRESHOLDS.approve;
   refsFrom.forEach((w, i) => {
@@ -129,7 +129,7 @@ function scoreCondition(
         if (c.score >= approve) passed++;
       }
     }
-    if (forge && skilled > 0) {
+    if (forge && writers && skilled > 0) {
       const predicted = estimateForgeability(model, core.groupOffsets, approve, forge, params).estimatedFarAtApprove;
       writers.push({ predicted, observed: passed / skilled });
     }
@@ -246,7 +246,7 @@ async function main(): Promise<void> {
     const params = lodoParams(core, ds, [...full.values()]);
     const forge = process.argv.includes("--forgeability") ? lodoForgeability(core, ds, [...full.values()]) : undefined;
     const byN = (refsFrom: Writer[], questioned: Writer[]) =>
-      Object.fromEntries(NS.map((n) => [n, cell(scoreCondition(core, refsFrom, questioned, n, params, forge), forge !== undefined)]));
+      Object.fromEntries(NS.map((n) => [n, cell(scoreCondition(core, refsFrom, questioned, n, params, forge))]));
     const rows: Row[] = [
       {
         condition: "clean",
