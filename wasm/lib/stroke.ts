@@ -114,53 +114,84 @@ const K3: f32 = 0.00443;
   return d == 1 ? K1 : d == 2 ? K2 : K3;
 }
 
+/** The blur's horizontal taps at pixel x of the row at `row` (scalar; near the edges the missing taps are dropped). */
+@inline function blurX(row: usize, W: i32, x: i32): f32 {
+  const p = row + (<usize>x << 2);
+  let s: f32 = K0 * load<f32>(p);
+  if (x >= 3 && x < W - 3) {
+    s += K1 * load<f32>(p - 4);
+    s += K1 * load<f32>(p + 4);
+    s += K2 * load<f32>(p - 8);
+    s += K2 * load<f32>(p + 8);
+    s += K3 * load<f32>(p - 12);
+    s += K3 * load<f32>(p + 12);
+  } else {
+    for (let d = 1; d <= 3; d++) {
+      if (x - d >= 0) s += tap(d) * load<f32>(row + (<usize>(x - d) << 2));
+      if (x + d < W) s += tap(d) * load<f32>(row + (<usize>(x + d) << 2));
+    }
+  }
+  return s;
+}
+
+/** The blur's vertical taps at pixel x of row y of `img` (scalar; near the edges the missing taps are dropped). */
+@inline function blurY(img: usize, W: i32, H: i32, x: i32, y: i32): f32 {
+  const stride = <usize>W << 2;
+  const p = img + (<usize>(y * W + x) << 2);
+  let s: f32 = K0 * load<f32>(p);
+  if (y >= 3 && y < H - 3) {
+    s += K1 * load<f32>(p - stride);
+    s += K1 * load<f32>(p + stride);
+    s += K2 * load<f32>(p - 2 * stride);
+    s += K2 * load<f32>(p + 2 * stride);
+    s += K3 * load<f32>(p - 3 * stride);
+    s += K3 * load<f32>(p + 3 * stride);
+  } else {
+    for (let d = 1; d <= 3; d++) {
+      if (y - d >= 0) s += tap(d) * load<f32>(img + (<usize>((y - d) * W + x) << 2));
+      if (y + d < H) s += tap(d) * load<f32>(img + (<usize>((y + d) * W + x) << 2));
+    }
+  }
+  return s;
+}
+
+/**
+ * Seven taps (K0, then K1, K2, K3 on either side) at four neighbouring outputs, `step` bytes between
+ * taps: blurX and blurY's interior sums, lane by lane in the same order (SIMD has no fused multiply-add),
+ * so each lane equals the scalar result bit for bit.
+ */
+@inline function taps4(p: usize, step: usize): v128 {
+  let s = f32x4.mul(f32x4.splat(K0), v128.load(p));
+  s = f32x4.add(s, f32x4.mul(f32x4.splat(K1), v128.load(p - step)));
+  s = f32x4.add(s, f32x4.mul(f32x4.splat(K1), v128.load(p + step)));
+  s = f32x4.add(s, f32x4.mul(f32x4.splat(K2), v128.load(p - 2 * step)));
+  s = f32x4.add(s, f32x4.mul(f32x4.splat(K2), v128.load(p + 2 * step)));
+  s = f32x4.add(s, f32x4.mul(f32x4.splat(K3), v128.load(p - 3 * step)));
+  return f32x4.add(s, f32x4.mul(f32x4.splat(K3), v128.load(p + 3 * step)));
+}
+
 /** Separable Gaussian blur of a W x H f32 image into a new one (edges: the missing taps are dropped). */
 function blur(img: usize, W: i32, H: i32): usize {
   const tmp = arenaAlloc(<usize>(W * H) << 2);
   const out = arenaAlloc(<usize>(W * H) << 2);
-  // Away from the edges every tap is inside: the same sums in the same order, without the bounds tests.
   for (let y = 0; y < H; y++) {
     const row = img + (<usize>(y * W) << 2);
-    for (let x = 0; x < W; x++) {
-      const p = row + (<usize>x << 2);
-      let s: f32 = K0 * load<f32>(p);
-      if (x >= 3 && x < W - 3) {
-        s += K1 * load<f32>(p - 4);
-        s += K1 * load<f32>(p + 4);
-        s += K2 * load<f32>(p - 8);
-        s += K2 * load<f32>(p + 8);
-        s += K3 * load<f32>(p - 12);
-        s += K3 * load<f32>(p + 12);
-      } else {
-        for (let d = 1; d <= 3; d++) {
-          if (x - d >= 0) s += tap(d) * load<f32>(row + (<usize>(x - d) << 2));
-          if (x + d < W) s += tap(d) * load<f32>(row + (<usize>(x + d) << 2));
-        }
-      }
-      store<f32>(tmp + (<usize>(y * W + x) << 2), s);
-    }
+    const dst = tmp + (<usize>(y * W) << 2);
+    let x = 0;
+    for (; x < min(3, W); x++) store<f32>(dst + (<usize>x << 2), blurX(row, W, x));
+    // Away from the edges every tap is inside: four outputs at a time.
+    for (; x + 4 <= W - 3; x += 4) v128.store(dst + (<usize>x << 2), taps4(row + (<usize>x << 2), 4));
+    for (; x < W; x++) store<f32>(dst + (<usize>x << 2), blurX(row, W, x));
   }
   const stride = <usize>W << 2;
   for (let y = 0; y < H; y++) {
-    const inside = y >= 3 && y < H - 3;
-    for (let x = 0; x < W; x++) {
-      const p = tmp + (<usize>(y * W + x) << 2);
-      let s: f32 = K0 * load<f32>(p);
-      if (inside) {
-        s += K1 * load<f32>(p - stride);
-        s += K1 * load<f32>(p + stride);
-        s += K2 * load<f32>(p - 2 * stride);
-        s += K2 * load<f32>(p + 2 * stride);
-        s += K3 * load<f32>(p - 3 * stride);
-        s += K3 * load<f32>(p + 3 * stride);
-      } else {
-        for (let d = 1; d <= 3; d++) {
-          if (y - d >= 0) s += tap(d) * load<f32>(tmp + (<usize>((y - d) * W + x) << 2));
-          if (y + d < H) s += tap(d) * load<f32>(tmp + (<usize>((y + d) * W + x) << 2));
-        }
-      }
-      store<f32>(out + (<usize>(y * W + x) << 2), s);
+    const dst = out + (<usize>(y * W) << 2);
+    let x = 0;
+    if (y >= 3 && y < H - 3) {
+      const src = tmp + (<usize>(y * W) << 2);
+      for (; x + 4 <= W; x += 4) v128.store(dst + (<usize>x << 2), taps4(src + (<usize>x << 2), stride));
     }
+    for (; x < W; x++) store<f32>(dst + (<usize>x << 2), blurY(tmp, W, H, x, y));
   }
   return out;
 }
@@ -178,22 +209,48 @@ const TILE: i32 = 32;
 const MIN_WINDOW_SKELETON: i32 = 12;
 const BINS: i32 = 256;
 
+/** The histogram bin of each pixel of the blurred image `g`, as a W x H u8 map (levelFor reads it). */
+function binMap(g: usize, n: i32): usize {
+  const m = arenaAlloc(<usize>n);
+  for (let i = 0; i < n; i++) {
+    let b = <i32>(load<f32>(g + (<usize>i << 2)) * <f32>BINS);
+    if (b < 0) b = 0;
+    if (b >= BINS) b = BINS - 1;
+    store<u8>(m + <usize>i, <u8>b);
+  }
+  return m;
+}
+
 /**
- * The level at which the soft cut of the blurred image `g` leaves an ink area of `want` over the
- * rectangle [x0, x1) x [y0, y1): a histogram of the blurred values, then a bisection on it (the area
- * falls as the level rises).
+ * The level at which the soft cut of the blurred image leaves an ink area of `want` over the rectangle
+ * [x0, x1) x [y0, y1): a histogram of the blurred values (`bins`, binMap), then a bisection on it (the
+ * area falls as the level rises). Most of a window is far from any stroke, in bin 0: such runs are
+ * counted 16 pixels at a time. The counts are whole numbers, exact in f32, so the bisection sums what it
+ * did when the histogram was built pixel by pixel in f32.
  */
-function levelFor(g: usize, W: i32, x0: i32, y0: i32, x1: i32, y1: i32, want: f32, hist: usize): f32 {
+function levelFor(bins: usize, W: i32, x0: i32, y0: i32, x1: i32, y1: i32, want: f32, hist: usize): f32 {
   memory.fill(hist, 0, <usize>BINS << 2);
+  let empty = 0;
   for (let y = y0; y < y1; y++) {
-    for (let x = x0; x < x1; x++) {
-      let b = <i32>(load<f32>(g + (<usize>(y * W + x) << 2)) * <f32>BINS);
-      if (b < 0) b = 0;
-      if (b >= BINS) b = BINS - 1;
-      const p = hist + (<usize>b << 2);
-      store<f32>(p, load<f32>(p) + 1);
+    const row = bins + <usize>(y * W);
+    let x = x0;
+    for (; x + 16 <= x1; x += 16) {
+      const v = v128.load(row + <usize>x);
+      if (!v128.any_true(v)) {
+        empty += 16;
+        continue;
+      }
+      for (let k = x; k < x + 16; k++) {
+        const p = hist + (<usize>load<u8>(row + <usize>k) << 2);
+        store<i32>(p, load<i32>(p) + 1);
+      }
+    }
+    for (; x < x1; x++) {
+      const p = hist + (<usize>load<u8>(row + <usize>x) << 2);
+      store<i32>(p, load<i32>(p) + 1);
     }
   }
+  store<i32>(hist, load<i32>(hist) + empty);
   let lo: f32 = 0.01;
   let hi: f32 = 0.99;
   for (let step = 0; step < 16; step++) {
@@ -205,7 +262,7 @@ function levelFor(g: usize, W: i32, x0: i32, y0: i32, x1: i32, y1: i32, want: f3
     const full = firstBin(mid, true);
     let a: f32 = 0;
     for (let b = from; b < BINS; b++) {
-      const c = load<f32>(hist + (<usize>b << 2));
+      const c = <f32>load<i32>(hist + (<usize>b << 2));
       if (c > 0) a += b < full ? c * soft(binCentre(b), mid) : c;
     }
     if (a > want) lo = mid;
@@ -256,6 +313,31 @@ function weightedMedian(v: usize, w: usize, n: i32, total: f32): f32 {
   return load<f32>(v + (<usize>(n - 1) << 2));
 }
 
+/** The summed-area table of the u8 mask `sk` (W x H), (W + 1) x (H + 1) i32 with a zero first row and column. */
+function skeletonSums(sk: usize, W: i32, H: i32): usize {
+  const stride = W + 1;
+  const sat = arenaCalloc(<usize>(stride * (H + 1)) << 2);
+  for (let y = 0; y < H; y++) {
+    let run = 0;
+    for (let x = 0; x < W; x++) {
+      run += <i32>load<u8>(sk + <usize>(y * W + x));
+      const above = load<i32>(sat + (<usize>(y * stride + x + 1) << 2));
+      store<i32>(sat + (<usize>((y + 1) * stride + x + 1) << 2), above + run);
+    }
+  }
+  return sat;
+}
+
+@inline function satAt(sat: usize, stride: i32, x: i32, y: i32): i32 {
+  return load<i32>(sat + (<usize>(y * stride + x) << 2));
+}
+
+/** The mask's count over [x0, x1) x [y0, y1) from its summed-area table. */
+@inline function boxSum(sat: usize, W: i32, x0: i32, y0: i32, x1: i32, y1: i32): i32 {
+  const s = W + 1;
+  return satAt(sat, s, x1, y1) - satAt(sat, s, x0, y1) - satAt(sat, s, x1, y0) + satAt(sat, s, x0, y0);
+}
+
 /**
  * The W x H ink image `img` (f32 in [0, 1]) redrawn with a mean stroke width of `target` pixels, as a
  * new image; `img` itself when it is too small or holds too little ink to measure. The skeleton's length
@@ -286,7 +368,11 @@ export function normaliseWidth(img: usize, W: i32, H: i32, target: f32): usize {
   strokeWidth = len > 0 ? area / <f32>len : 0;
   if (len < 8) return img;
   const g = blur(img, W, H);
+  const bins = binMap(g, n);
   const hist = arenaAlloc(<usize>BINS << 2);
+  // Skeleton pixels in the rectangle [0, x) x [0, y) at sat[y * (W + 1) + x]: each window's count in
+  // four reads instead of a pass over the window.
+  const sat = skeletonSums(sk, W, H);
 
   // One level per window centred on each tile of the grid; the image's level is their median, weighted
   // by each window's skeleton length.
@@ -302,16 +388,15 @@ export function normaliseWidth(img: usize, W: i32, H: i32, target: f32): usize {
     for (let i = 0; i < tx; i++) {
       const x0 = max(0, i * TILE - half), x1 = min(W, (i + 1) * TILE + half);
       const y0 = max(0, j * TILE - half), y1 = min(H, (j + 1) * TILE + half);
-      let l = 0;
-      for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) l += <i32>load<u8>(sk + <usize>(y * W + x));
+      const l = boxSum(sat, W, x0, y0, x1, y1);
       if (l < MIN_WINDOW_SKELETON) continue;
-      store<f32>(levels + (<usize>used << 2), levelFor(g, W, x0, y0, x1, y1, target * <f32>l, hist));
+      store<f32>(levels + (<usize>used << 2), levelFor(bins, W, x0, y0, x1, y1, target * <f32>l, hist));
       store<f32>(weights + (<usize>used << 2), <f32>l);
       total += <f32>l;
       used++;
     }
   }
-  const level = used > 0 ? weightedMedian(levels, weights, used, total) : levelFor(g, W, 0, 0, W, H, target * <f32>len, hist);
+  const level = used > 0 ? weightedMedian(levels, weights, used, total) : levelFor(bins, W, 0, 0, W, H, target * <f32>len, hist);
   const out = arenaAlloc(<usize>n << 2);
   for (let i = 0; i < n; i++) store<f32>(out + (<usize>i << 2), soft(load<f32>(g + (<usize>i << 2)), level));
   return out;

@@ -1,0 +1,59 @@
+// The core's output is pinned to FEATURE_VERSION. Stored references carry the version their vectors were
+// extracted with, and are re-extracted only when it differs (docs/feature-upgrades.md). A change to the
+// core that moves any vector, however slightly, without a new version would compare new checks against
+// old references computed differently. Speed work on the kernels must leave every bit as it was.
+import { describe, expect, it } from "vitest";
+import coreModule from "../../wasm/build/core.wasm";
+import { createCore } from "../../src/verify/core";
+import { FEATURE_VERSION } from "../../src/verify/features";
+import { JITTERS } from "../../src/verify/model";
+import { photoOf, makeWriter, renderSignature } from "../fixtures/generator";
+
+/**
+ * SHA-256 of every vector the core gives for a fixed set of renderings, by feature version. When the core
+ * is meant to change its features: bump FEATURE_VERSION (src/verify/features.ts), retrain the shipped
+ * parameters, and record the new digest here under the new version.
+ */
+const PINNED: Record<number, string> = {
+  5: "4d83d3b4f5b90cb2d87e132164e4ec38ebe502840c0b5c73aaf0d83bdf82c87d",
+};
+
+/** Four writers at several sizes (one a large crop, one small), one of them as a blurred phone photo. */
+function renderings() {
+  return [
+    renderSignature(makeWriter(3), { height: 220 }),
+    renderSignature(makeWriter(8), { width: 1200, height: 400 }),
+    renderSignature(makeWriter(11), { height: 90 }),
+    photoOf(renderSignature(makeWriter(14), { height: 260 }), { seed: 2, blur: 1.5, noise: 4 }),
+  ];
+}
+
+async function digestOf(vectors: Float32Array[]): Promise<string> {
+  const bytes = new Uint8Array(vectors.reduce((n, v) => n + v.byteLength, 0));
+  let at = 0;
+  for (const v of vectors) {
+    bytes.set(new Uint8Array(v.buffer, v.byteOffset, v.byteLength), at);
+    at += v.byteLength;
+  }
+  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+describe("the core's features", () => {
+  it("are bit for bit those recorded for the current FEATURE_VERSION, in every regime and variant", async () => {
+    const core = createCore(coreModule);
+    const vectors: Float32Array[] = [];
+    for (const raster of renderings()) {
+      const { main, variants } = core.extract(raster, JITTERS, { blurred: true, binarised: () => true });
+      expect(main.inkFound).toBe(true);
+      expect(main.binarised).not.toBeNull();
+      vectors.push(main.vector, main.blurred, main.binarised as Float32Array, ...variants);
+    }
+    expect(vectors).toHaveLength(4 * (3 + JITTERS.length));
+    const digest = await digestOf(vectors);
+    expect(
+      digest,
+      `the core's features changed: if that is meant, bump FEATURE_VERSION and record ${digest} for it; if not, a kernel change moved them`,
+    ).toBe(PINNED[FEATURE_VERSION]);
+  });
+});
