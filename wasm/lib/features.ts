@@ -47,6 +47,11 @@ function initLut(): void {
   return load<f32>(img + (<usize>(y * W + x) << 2));
 }
 
+/** The four pixels from (x, y) are all paper (exactly 0). */
+@inline function paperRun(img: usize, W: i32, x: i32, y: i32): bool {
+  return !v128.any_true(v128.load(img + (<usize>(y * W + x) << 2)));
+}
+
 function polarZone(dx: f32, dy: f32, rMean: f32): i32 {
   let a = Mathf.atan2(dy, dx) + PI; // (0, 2pi]
   let s = <i32>(a / (2 * PI) * <f32>POLAR_SECTORS);
@@ -116,6 +121,11 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32, mask: i
   let m: f32 = 0, mx: f32 = 0, my: f32 = 0;
   for (let y = 0; y < H; y++) {
     for (let x = 0; x < W; x++) {
+      // Paper adds nothing: skip four at a time (x += 3, then the loop's x++).
+      if (x + 4 <= W && paperRun(img, W, x, y)) {
+        x += 3;
+        continue;
+      }
       const v = px(img, W, x, y);
       if (v == 0) continue;
       m += v; mx += v * <f32>x; my += v * <f32>y;
@@ -127,6 +137,10 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32, mask: i
   let rs: f32 = 0;
   for (let y = 0; y < H; y++) {
     for (let x = 0; x < W; x++) {
+      if (x + 4 <= W && paperRun(img, W, x, y)) {
+        x += 3;
+        continue;
+      }
       const v = px(img, W, x, y);
       if (v == 0) continue;
       const dx = <f32>x - cx, dy = <f32>y - cy;
@@ -139,10 +153,29 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32, mask: i
   const orient = doCooc ? arenaAlloc(<usize>(W * H) << 2) : 0;
   if (doCooc) memory.fill(orient, 0xff, <usize>(W * H) << 2); // NaN-free sentinel: 0xffffffff reads as NaN, tested below
 
+  const rowBytes = <usize>W << 2;
   for (let y = 1; y < H - 1; y++) {
     const zy24 = (y * 2) / H;
     const zy48 = (y * 4) / H;
     for (let x = 1; x < W - 1; x++) {
+      // Most of the image is paper. Four pixels with no ink add nothing without gradients; with them,
+      // nothing either when their whole 3 x 3 neighbourhood is paper too (no gradient, no edge): skip
+      // such a run of four (x += 3, then the loop's x++).
+      if (x + 4 < W) {
+        const p = img + <usize>(y * W + x) * 4;
+        let any = v128.load(p);
+        if (doGrad) {
+          const up = p - rowBytes - 4;
+          const down = p + rowBytes - 4;
+          any = v128.or(any, v128.or(v128.load(p - 4), v128.load(p + 4)));
+          any = v128.or(any, v128.or(v128.load(up), v128.load(up + 8)));
+          any = v128.or(any, v128.or(v128.load(down), v128.load(down + 8)));
+        }
+        if (!v128.any_true(any)) {
+          x += 3;
+          continue;
+        }
+      }
       const zx24 = (x * 4) / W;
       const zx48 = (x * 8) / W;
       const z24 = zy24 * 4 + zx24;
@@ -215,6 +248,11 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32, mask: i
   for (let y = 1; y < coocRows; y++) {
     const zy24 = (y * 2) / H;
     for (let x = 1; x < W - 1; x++) {
+      // Four pixels without an edge (the all-ones sentinel) start nothing.
+      if (x + 4 < W && i32x4.all_true(i32x4.eq(v128.load(orient + (<usize>(y * W + x) << 2)), i32x4.splat(-1)))) {
+        x += 3;
+        continue;
+      }
       const th = load<f32>(orient + (<usize>(y * W + x) << 2));
       if (th != th) continue;
       const tx = -Mathf.sin(th), ty = Mathf.cos(th);
