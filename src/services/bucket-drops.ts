@@ -726,7 +726,15 @@ function renderSummary(
       decision: r?.decision ?? null,
       score: r?.score ?? null,
       best_match: r?.best_match ?? null,
-      located: best ? { page: best.page, box: best.box, box_name: best.box_name ?? null, confidence: best.confidence } : null,
+      located: best
+        ? {
+            page: best.page,
+            box: best.box,
+            box_name: best.box_name ?? null,
+            confidence: best.confidence,
+            ...(best.cut_off !== undefined ? { cut_off: best.cut_off } : {}),
+          }
+        : null,
       template: r?.template ?? null,
       errors: e.errors.length > 0 ? e.errors : (r?.errors ?? (job && job.status === "rejected" && plan.error ? [plan.error] : [])),
     };

@@ -58,7 +58,13 @@ export function liveCheckEngine(): VerificationEngine & CheckEngine {
             } else if (e.type === "located") {
               await onEvent?.({
                 type: "located",
-                signatures: e.data.signatures.map((s) => ({ index: s.index, page: s.page, box: s.box, confidence: s.confidence })),
+                signatures: e.data.signatures.map((s) => ({
+                  index: s.index,
+                  page: s.page,
+                  box: s.box,
+                  confidence: s.confidence,
+                  cut_off: s.cutOff,
+                })),
               });
             } else {
               await onEvent?.({ type: "comparing", referenceCount: e.data.reference_count });
@@ -93,6 +99,7 @@ export function liveCheckEngine(): VerificationEngine & CheckEngine {
           box: s.box,
           confidence: s.confidence,
           score: s.score,
+          cut_off: s.cutOff,
           ...(s.zone !== undefined ? { zone: s.zone } : {}),
         })),
         best:

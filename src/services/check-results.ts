@@ -27,7 +27,16 @@ export interface StoredResult {
   input_type: string | null;
   file_name: string | null;
   pages: number | null;
-  signatures: { index: number; page: number; box: Box; confidence: number; score: number | null; box_name?: string | null }[];
+  /** `cut_off` is absent on results stored before it was reported. */
+  signatures: {
+    index: number;
+    page: number;
+    box: Box;
+    confidence: number;
+    score: number | null;
+    cut_off?: boolean;
+    box_name?: string | null;
+  }[];
   best_match: { signature_index: number; ref_id: string; score: number } | null;
   regions: { box: Box; deviation: number }[];
   quality: CheckQuality | null;
@@ -130,6 +139,7 @@ export function decidedResult(
       box: s.box,
       confidence: s.confidence,
       score: s.score ?? null,
+      cut_off: s.cut_off,
       ...(template ? { box_name: boxName(s) } : {}),
     })),
     best_match: doc.best ? { signature_index: doc.best.signatureIndex, ref_id: doc.best.refId, score: doc.best.score } : null,

@@ -81,8 +81,12 @@ export interface CheckDocumentOptions {
 /**
  * A located signature as checks report it (index 0-based in reading order, page 1-based, box in page
  * pixels), with its calibrated similarity in [0, 1]; score null or absent when it was not compared.
+ * `cut_off`: the box runs out of its page, so part of the signature may be missing from the comparison.
  */
-export type ScoredSignature = Pick<CheckedSignature, "index" | "page" | "box" | "confidence" | "zone"> & { score?: number | null };
+export type ScoredSignature = Pick<CheckedSignature, "index" | "page" | "box" | "confidence" | "zone"> & {
+  score?: number | null;
+  cut_off: boolean;
+};
 
 export interface CheckQuality {
   score: number;

@@ -4,6 +4,7 @@
  * path: a frame is at most 640 px, quality runs on it as it is, and the locator looks for the signature.
  */
 import { openDocument, sniffFormat } from "./decode";
+import { runsOffImage } from "./cut-off";
 import { locateSignatures } from "./locate";
 import { assessQuality, type CaptureCue, type QualityReport } from "./quality";
 import { VerifyError, isVerifyError, type Box, type Raster } from "./types";
@@ -14,19 +15,6 @@ export const FRAME_MAX_BYTES = 512 * 1024;
 
 /** A signature narrower than this share of the frame is too far away to judge. */
 const MIN_SIGNATURE_SHARE = 0.3;
-/**
- * A located signature whose box comes within this share of the frame's side (and 2 px) of an edge runs out
- * of the picture. What is cut off is lost to the comparison: with a tail cut at the edge, 44% of genuine
- * Bengali signatures are no longer approved at N = 10 (docs/accuracy.md, `tail-cropped`). So the guide
- * says so before the capture, instead of letting it become a flag.
- */
-const EDGE_MARGIN_SHARE = 0.01;
-
-function runsOffFrame(box: Box, frame: Raster): boolean {
-  const mx = Math.max(2, frame.width * EDGE_MARGIN_SHARE);
-  const my = Math.max(2, frame.height * EDGE_MARGIN_SHARE);
-  return box.x < mx || box.y < my || box.x + box.w > frame.width - mx || box.y + box.h > frame.height - my;
-}
 
 export interface FrameAnalysis {
   /** The cue to show now; `ready` when the frame is good to capture. */
@@ -70,7 +58,8 @@ export async function analyseFrame(bytes: Uint8Array, opts: { qualityFloor: numb
   const best = found.reduce((a, b) => (b.confidence > a.confidence ? b : a));
   const crop = assessQuality(frame, { inputType, region: best.box, kind: "crop" });
   let cues = crop.cues.filter((c) => c !== "ready");
-  if (runsOffFrame(best.box, frame)) {
+  if (runsOffImage(best.box, frame)) {
+    // Said before the capture, instead of letting it become a low score.
     // Moving closer would cut off more: framing comes first.
     cues = [...cues.filter((c) => c !== "move_closer"), "signature_cut_off"];
   } else if (best.box.w < frame.width * MIN_SIGNATURE_SHARE && !cues.includes("move_closer")) {

@@ -20,6 +20,7 @@ import { eraseRules, ruleWindow } from "./crop-rules";
 import { extractForCheck } from "./check-features";
 import { extractFeatures, type SignatureFeatures } from "./features";
 import { compareToModel } from "./compare";
+import { runsOffImage } from "./cut-off";
 import { locateSignatures, type LocatedSignature, type LocateTarget } from "./locate";
 import { variantDistanceRow, type ReferenceModel } from "./model";
 import { assessQuality, type CaptureCue, type QualityReport } from "./quality";
@@ -53,11 +54,21 @@ export interface AnalyseOptions {
   scaledDecode?: boolean;
 }
 
+/** A located signature as the analysis reports it. */
+export interface FoundSignature extends LocatedSignature {
+  /**
+   * The box runs out of its page (cut-off.ts): part of the signature may be missing from what is
+   * compared, so a genuine one can score low. Said, not acted on: the decision stays the policy's.
+   * Always false for a `signature_image`.
+   */
+  cutOff: boolean;
+}
+
 export interface Analysis {
   pages: number;
   /** Quality of the first page searched (the target page, else page 1), on a downscaled copy. */
   quality: QualityReport;
-  signatures: LocatedSignature[];
+  signatures: FoundSignature[];
   /** Same order as `signatures`: the quality of each signature's own box. */
   perSignatureQuality: QualityReport[];
   /** The page (or every located signature) is below the quality floor. */
@@ -88,7 +99,7 @@ export interface StageTimings {
 /** The stream events of spec 6.1, in their order, for the streamed check. */
 export type CheckEvent =
   | { type: "quality"; data: QualityEvent }
-  | { type: "located"; data: { signatures: LocatedSignature[] } }
+  | { type: "located"; data: { signatures: FoundSignature[] } }
   | { type: "comparing"; data: { reference_count: number } };
 
 export interface QualityEvent {
@@ -177,7 +188,7 @@ export async function analyseDocument(
   const registration: { page: number; registered: boolean }[] = [];
 
   let quality: QualityReport | undefined;
-  const signatures: LocatedSignature[] = [];
+  const signatures: FoundSignature[] = [];
   const perSignatureQuality: QualityReport[] = [];
   const crops: Raster[] = [];
   const cropPngs: Uint8Array[] = [];
@@ -254,7 +265,15 @@ export async function analyseDocument(
       const q = assessQuality(crop, { inputType: opts.inputType, kind: "crop" });
       timings.quality += now() - t;
       // Rounded once, here, as `score` is below: every path (inline, queued, streamed, bucket) reports this number.
-      signatures.push({ ...s, confidence: round4(s.confidence), index: signatures.length, page: pageNo });
+      signatures.push({
+        ...s,
+        confidence: round4(s.confidence),
+        index: signatures.length,
+        page: pageNo,
+        // A bare signature image is the signature whole, and is often cut tight to its ink (329 of 330
+        // Dutch development images touch an edge): its edges say nothing of a cut.
+        cutOff: opts.inputType !== "signature_image" && runsOffImage(s.box, { width: page.width, height: page.height }),
+      });
       perSignatureQuality.push(q);
       t = now();
       crops.push(featureCrop(wide, inWide, opts.inputType, crop));
@@ -379,7 +398,7 @@ export interface DeviatingRegion {
   deviation: number;
 }
 
-export interface CheckedSignature extends LocatedSignature {
+export interface CheckedSignature extends FoundSignature {
   /** Calibrated similarity to the subject's references, in [0, 1]; null when the crop was unreadable. */
   score: number | null;
   quality: number;

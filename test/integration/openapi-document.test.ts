@@ -244,7 +244,7 @@ describe("GET /openapi.json", () => {
     expect(schema("CheckStreamQuality").required).toEqual(["page", "score", "cue", "figures"]);
     expect(schema("CheckStreamQuality").properties!.cue.enum).toContain("hold_steady");
     expect(undescribed(schema("QualityFigures"))).toEqual([]);
-    expect(schema("CheckStreamLocated").properties!.signatures.items!.required).toEqual(["index", "page", "box", "confidence"]);
+    expect(schema("CheckStreamLocated").properties!.signatures.items!.required).toEqual(["index", "page", "box", "confidence", "cut_off"]);
     expect(schema("CheckStreamComparing").required).toEqual(["reference_count"]);
     // One parsed record: a union over the event name.
     const records = schema("CheckStreamEvent").oneOf!;

@@ -15,6 +15,14 @@ export const CheckRequestDoc = CheckRequestSchema.openapi("CheckRequest", {
 
 const Box = z.object({ x: z.number(), y: z.number(), w: z.number(), h: z.number() });
 
+/** Shared by the result and the stream's `located` event (services/engine.ts ScoredSignature). */
+const CUT_OFF_TEXT =
+  "True when the signature's box comes within 1% of the page's side of an edge: part of it may lie outside the image and is then " +
+  "missing from what was compared, so a genuine signature can score low. The decision is not changed by it; capture the page again " +
+  "with a margin, or review. Always false for input_type `signature_image`: such an image is taken as the signature whole, and is often " +
+  "cut tight to its ink.";
+export const CutOff = z.boolean().openapi({ description: CUT_OFF_TEXT });
+
 export const CheckResultSchema = z
   .object({
     check_id: z.string().openapi({ description: "`job_id/item_index`" }),
@@ -43,6 +51,10 @@ export const CheckResultSchema = z
           .max(1)
           .openapi({ description: "How sure the locator is that the box holds a signature, to 4 decimals" }),
         score: z.number().nullable().openapi({ description: "This signature's score; null when it was not compared" }),
+        cut_off: z
+          .boolean()
+          .optional()
+          .openapi({ description: `${CUT_OFF_TEXT} Absent on results stored before it was reported.` }),
         box_name: z.string().nullable().optional().openapi({
           description:
             "With template_id: the name of the template box the signature was found in; null when the page did not register and the signature was found by the free search",

@@ -6,7 +6,7 @@
 import { z } from "@hono/zod-openapi";
 import { CUE_TEXT } from "../../domain/live";
 import { ProblemSchema } from "../../http/schemas";
-import { CheckResultSchema } from "./schemas";
+import { CheckResultSchema, CutOff } from "./schemas";
 
 const Box = z.object({ x: z.number(), y: z.number(), w: z.number(), h: z.number() });
 const CUES = Object.keys(CUE_TEXT) as [keyof typeof CUE_TEXT, ...(keyof typeof CUE_TEXT)[]];
@@ -77,6 +77,7 @@ export const CheckStreamLocated = z
             .min(0)
             .max(1)
             .openapi({ description: "How sure the locator is that the box holds a signature, to 4 decimals" }),
+          cut_off: CutOff,
         }),
       )
       .openapi({ description: "Every signature found on the pages searched; empty when none was (the decision is then NO_SIGNATURE)" }),
