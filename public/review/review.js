@@ -199,10 +199,13 @@ async function select(i) {
   art.hidden = false;
   art.dataset.checkId = item.check_id;
   $("item-title").textContent = `${item.subject_reference} — ${item.check_id}`;
+  const shown = item.signatures.find((s) => s.index === item.best_match?.signature_index) ?? item.signatures[0];
   $("item-meta").textContent =
     `Decision ${item.decision}, score ${item.score?.toFixed(3) ?? "—"}` +
     (item.process ? `, process ${item.process}` : "") +
-    `, checked ${item.created_at}`;
+    `, checked ${item.created_at}` +
+    // A low score may only mean that part of the signature was outside the image.
+    (shown?.cut_off ? ". The signature runs off the page's edge: part of it may not have been compared." : "");
   $("verdict").textContent = review ? verdictText(review) : "";
   $("subject-link").href = `#/subject/${encodeURIComponent(item.subject_reference)}`;
 
@@ -213,14 +216,13 @@ async function select(i) {
   img.removeAttribute("src");
   try {
     img.src = await imageUrl(`/sig/checks/${encodeURIComponent(item.job_id)}/items/${item.item_index}/image`);
-    const sig = item.signatures.find((s) => s.index === item.best_match?.signature_index) ?? item.signatures[0];
-    if (sig) {
-      const px = sig.box.w * 0.08;
-      const py = sig.box.h * 0.08;
-      const x0 = Math.max(0, Math.floor(sig.box.x - px));
-      const y0 = Math.max(0, Math.floor(sig.box.y - py));
-      const w = Math.ceil(sig.box.x + sig.box.w + px) - x0;
-      const h = Math.ceil(sig.box.y + sig.box.h + py) - y0;
+    if (shown) {
+      const px = shown.box.w * 0.08;
+      const py = shown.box.h * 0.08;
+      const x0 = Math.max(0, Math.floor(shown.box.x - px));
+      const y0 = Math.max(0, Math.floor(shown.box.y - py));
+      const w = Math.ceil(shown.box.x + shown.box.w + px) - x0;
+      const h = Math.ceil(shown.box.y + shown.box.h + py) - y0;
       svg.setAttribute("viewBox", `${x0} ${y0} ${w} ${h}`);
       for (const r of item.regions ?? []) {
         const rect = document.createElementNS("http://www.w3.org/2000/svg", "rect");
