@@ -22,6 +22,7 @@ import { spearman } from "./lib/metrics";
 import { loadNodeCore } from "./lib/node-core";
 import { crossValidatedRecords, FIT_NS, fitForgeability, observedFar, recordsOf, type WriterRecord } from "./train/forgeability-fit";
 import { fitParams } from "./train/fit";
+import { writeParams } from "./train/write-params";
 
 const TEST_NS = [3, 10];
 const DECILES = 10;
@@ -200,8 +201,7 @@ async function main(): Promise<void> {
       sets.map((s) => s.name),
       `5-fold writer-disjoint cross-validation within each of ${sets.map((s) => s.name).join(" and ")}`,
     );
-    const round = (v: number) => Number(v.toPrecision(6));
-    writeFileSync(out, `${JSON.stringify(p, (_, v) => (typeof v === "number" ? round(v) : v), 1)}\n`);
+    writeParams(out, p);
     console.log(`\nestimate trained on ${all.length} records of ${sets.map((s) => s.name).join(", ")} -> ${out}`);
   }
   console.log(`total ${((Date.now() - t0) / 1000).toFixed(0)} s`);

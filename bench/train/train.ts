@@ -9,14 +9,13 @@
 // (params.binarised), compare.ts.
 //
 // The file is written through Biome's formatter, as the tree is formatted, so a retrain that changes
-// nothing leaves no diff.
-import { execFileSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+// nothing leaves no diff (write-params.ts).
+import { readFileSync } from "node:fs";
 import { loadDataset, type Writer } from "../lib/dataset";
 import { datasetFolders, findDatasetsRoot } from "../lib/lodo";
 import { loadNodeCore } from "../lib/node-core";
 import { fitBinarised, fitBlurred, fitParams } from "./fit";
+import { writeParams } from "./write-params";
 
 const args = process.argv.slice(2);
 const outAt = args.indexOf("--out");
@@ -41,8 +40,5 @@ for (const f of folders) {
 const params = fitParams(core, writers, { trainedOn: names });
 params.blurred = fitBlurred(core, writers, { trainedOn: names });
 params.binarised = fitBinarised(core, writers, { trainedOn: names });
-const round = (v: number) => Number(v.toPrecision(6));
-writeFileSync(out, `${JSON.stringify(params, (_, v) => (typeof v === "number" ? round(v) : v), 1)}\n`);
-const biome = fileURLToPath(new URL("../../node_modules/.bin/biome", import.meta.url));
-execFileSync(biome, ["format", "--write", out], { stdio: "ignore" });
+writeParams(out, params);
 console.log(`trained on ${writers.length} writers of ${names.join(", ")} -> ${out}`);

@@ -35,7 +35,7 @@ import type { Raster } from "./types";
  * files and their models rebuilt before use; the shipped parameters are retrained (`npm run train:scoring`,
  * `npm run train:forgeability`).
  */
-export const FEATURE_VERSION = 5;
+export const FEATURE_VERSION = 6;
 
 /**
  * A crop whose grey share is at most this is bitonal. Measured on the development sets (every 23rd
