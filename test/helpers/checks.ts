@@ -19,7 +19,14 @@ export interface CheckResultBody {
   process: string | null;
   input_type: string | null;
   file_name: string | null;
-  signatures: { index: number; page: number; box: { x: number; y: number; w: number; h: number }; confidence: number; image_url: string }[];
+  signatures: {
+    index: number;
+    page: number;
+    box: { x: number; y: number; w: number; h: number };
+    confidence: number;
+    cut_off?: boolean;
+    image_url: string;
+  }[];
   best_match: { signature_index: number; ref_id: string; score: number } | null;
   regions: unknown[];
   quality: { score: number } | null;
