@@ -9,7 +9,7 @@ import path from "node:path";
 import { chromium } from "playwright-core";
 import { unstable_startWorker } from "wrangler";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { encodePng, makeWriter, renderSignature } from "../fixtures/generator.ts";
+import { blankPage, encodePng, makeWriter, renderSignature } from "../fixtures/generator.ts";
 
 const OPERATOR = `op_${crypto.randomUUID()}`;
 const WRITER = 23;
@@ -42,9 +42,10 @@ async function call(p, { method = "GET", key = apiKey, json, body, headers = {} 
   return res;
 }
 
-async function checkOne(jobId, bytes, process) {
+async function checkOne(jobId, bytes, process, inputType) {
   const form = new FormData();
-  form.append("request", JSON.stringify({ job_id: jobId, policy: "review", items: [{ file: "doc", subject_reference: "ann", process }] }));
+  const item = { file: "doc", subject_reference: "ann", process, ...(inputType ? { input_type: inputType } : {}) };
+  form.append("request", JSON.stringify({ job_id: jobId, policy: "review", items: [item] }));
   form.append("doc", new Blob([bytes], { type: "image/png" }), "doc.png");
   const res = await call("/sig/checks", { method: "POST", body: form, headers: { "Idempotency-Key": jobId } });
   const result = await res.json();
@@ -212,4 +213,33 @@ describe("the reviewer page in Chromium", () => {
     expect(errors).toEqual([]);
     await page.close();
   }, 120_000);
+
+  it("tells the reviewer when the signature shown runs off the page's edge", async () => {
+    // A scan whose signature's last 120 px lie past the right edge: a low score may mean only that.
+    const sig = renderSignature(makeWriter(WRITER), { variant: 6, width: 480, height: 200 });
+    const page = blankPage(1000, 700);
+    for (let y = 0; y < sig.height; y++)
+      for (let x = 0; x < sig.width && x + 640 < page.width; x++) page.data[(y + 250) * page.width + x + 640] = sig.data[y * sig.width + x];
+    const cut = await checkOne("cut", encodePng(page), "cut", "scan");
+    expect(cut.signatures[0].cut_off).toBe(true);
+    await checkOne("whole", png(WRITER, 7), "whole", "scan");
+
+    const tab = await browser.newPage();
+    const errors = [];
+    tab.on("pageerror", (err) => errors.push(err.message));
+    await tab.goto(new URL("/review/", base).href);
+    await tab.fill("#credential", reviewerKey);
+    await tab.press("#credential", "Enter");
+    const meta = async (process, id) => {
+      await tab.waitForSelector("#filters", { state: "visible" });
+      await tab.fill("#f-process", process);
+      await tab.click("#filters button[type=submit]");
+      await tab.waitForFunction((want) => document.querySelector("#item")?.dataset.checkId === want, id);
+      return tab.textContent("#item-meta");
+    };
+    expect(await meta("cut", "cut/0")).toContain("runs off the page's edge");
+    expect(await meta("whole", "whole/0")).not.toContain("runs off");
+    expect(errors).toEqual([]);
+    await tab.close();
+  }, 60_000);
 });

@@ -17,7 +17,7 @@ import { photoOf, makeWriter, renderSignature } from "../fixtures/generator";
 const PINNED: Record<number, string> = {
   5: "4d83d3b4f5b90cb2d87e132164e4ec38ebe502840c0b5c73aaf0d83bdf82c87d",
   // Version 6: paper under uneven light is evened out before the ink threshold (wasm/lib/preprocess.ts flatten).
-  6: "3e42bc7213eef93e562003fb81addedc0b8f0fd359c81c34342dbacf92cde78f",
+  6: "141e414012821ffac106308e87bcd49c9a16e581ab69733bc2c88858a288cf56",
 };
 
 /** Four writers at several sizes (one a large crop, one small), one of them as a blurred phone photo. */
