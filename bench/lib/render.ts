@@ -210,6 +210,26 @@ export function paperAndLight(r: Raster, rng: Rng): Raster {
   });
 }
 
+/**
+ * A shadow's edge across the crop (a hand or a phone held over the sheet): the side of a random line
+ * through the crop's middle half darkened to 65%, with an 8 px penumbra. Unlike `paper+light` the light
+ * changes within a few pixels, somewhere inside the signature.
+ */
+export function shadowEdge(r: Raster, rng: Rng): Raster {
+  const { width: W } = r;
+  const angle = 2 * Math.PI * rng();
+  const nx = Math.cos(angle),
+    ny = Math.sin(angle);
+  const px = W * (0.25 + 0.5 * rng()),
+    py = r.height * (0.25 + 0.5 * rng());
+  return map(r, (v, i) => {
+    const x = i % W,
+      y = (i - x) / W;
+    const t = Math.min(1, Math.max(0, ((x - px) * nx + (y - py) * ny) / 8 + 0.5));
+    return v * (1 - 0.35 * t);
+  });
+}
+
 /** Rotation about the centre by `degrees`, bilinear, on a canvas grown to hold the whole sheet (paper fill). */
 export function rotate(r: Raster, degrees: number): Raster {
   const a = (degrees * Math.PI) / 180;
@@ -354,4 +374,5 @@ export const CONDITIONS: Condition[] = [
     both: true,
     render: (r) => fadeTail(r),
   },
+  { name: "shadow", about: "a shadow's edge through the signature: one side at 65% light, 8 px penumbra", both: true, render: shadowEdge },
 ];

@@ -17,7 +17,7 @@ import { photoOf, makeWriter, renderSignature } from "../fixtures/generator";
 const PINNED: Record<number, string> = {
   5: "4d83d3b4f5b90cb2d87e132164e4ec38ebe502840c0b5c73aaf0d83bdf82c87d",
   // Version 6: paper under uneven light is evened out before the ink threshold (wasm/lib/preprocess.ts flatten).
-  6: "141e414012821ffac106308e87bcd49c9a16e581ab69733bc2c88858a288cf56",
+  6: "6d1426b4b273602d972dda2479b4d5ad3951c79e766a1a227f6ac1f86ccd01dd",
 };
 
 /** Four writers at several sizes (one a large crop, one small), one of them as a blurred phone photo. */

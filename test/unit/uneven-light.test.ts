@@ -53,6 +53,26 @@ describe("uneven light", () => {
     }
   });
 
+  it("keeps the ink box of a light pen with a shadow's edge running through the signature", () => {
+    const core = createCore(coreModule);
+    for (const writer of [4, 9]) {
+      const even = lightPenScan(writer);
+      const clean = core.extract(even).main;
+      // Everything right of x = 300 in a shadow at 65% light, with an 8 px penumbra: the paper there (159)
+      // is darker than the ink on the lit side (150) is light.
+      const shaded = {
+        ...even,
+        data: even.data.map((v, i) => Math.round(v * (1 - 0.35 * Math.min(1, Math.max(0, ((i % even.width) - 300) / 8 + 0.5))))),
+      };
+      const lit = core.extract(shaded).main;
+      for (const k of ["x", "y", "w", "h"] as const)
+        expect(Math.abs(lit.inkBox[k] - clean.inkBox[k]), `${k} of writer ${writer}`).toBeLessThanOrEqual(6);
+      const other = core.extract(lightPenScan(writer + 20)).main;
+      const sum = (d: Float32Array) => d.reduce((a, v) => a + v, 0);
+      expect(sum(core.groupDistances(clean.vector, [lit.vector]))).toBeLessThan(sum(core.groupDistances(clean.vector, [other.vector])) / 3);
+    }
+  });
+
   it("rewrites no pixel of an evenly lit scan with grain, and evens out a lit one", () => {
     // The core's own exports: the crop is evened out in place, so what it holds afterwards shows whether
     // the paper was rewritten.
