@@ -12,25 +12,12 @@ import { featureVector } from "../../src/verify/features";
 import { complexityOf } from "../../src/verify/forgeability";
 import { variantDistanceRow } from "../../src/verify/model";
 import { loadDataset } from "../lib/dataset";
+import { pearson } from "../lib/metrics";
 import { loadNodeCore } from "../lib/node-core";
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
   return i >= 0 ? process.argv[i + 1] : undefined;
-}
-
-function corr(a: number[], b: number[]): number {
-  const ma = a.reduce((s, v) => s + v, 0) / a.length;
-  const mb = b.reduce((s, v) => s + v, 0) / b.length;
-  let n = 0,
-    da = 0,
-    db = 0;
-  for (let i = 0; i < a.length; i++) {
-    n += (a[i] - ma) * (b[i] - mb);
-    da += (a[i] - ma) ** 2;
-    db += (b[i] - mb) ** 2;
-  }
-  return n / Math.sqrt(da * db || 1);
 }
 
 function slope(x: number[], y: number[]): { a: number; b: number } {
@@ -85,7 +72,7 @@ for (const f of folders) {
     const resid = t.map((x, i) => x - a - b * v[i]);
     const rsd = Math.sqrt(resid.reduce((s, x) => s + x * x, 0) / resid.length);
     const dc = [0, 1, 2, 3, 4, 5].map((j) =>
-      corr(
+      pearson(
         resid,
         desc.map((r) => r[j]),
       )
@@ -93,7 +80,7 @@ for (const f of folders) {
         .padStart(5),
     );
     console.log(
-      `${n.padEnd(6)} | ${sd.toFixed(3)}   | ${corr(t, v).toFixed(2).padStart(16)} | ${b.toFixed(2).padStart(5)} | ${rsd.toFixed(3).padStart(8)} | ${dc.join(" ")}`,
+      `${n.padEnd(6)} | ${sd.toFixed(3)}   | ${pearson(t, v).toFixed(2).padStart(16)} | ${b.toFixed(2).padStart(5)} | ${rsd.toFixed(3).padStart(8)} | ${dc.join(" ")}`,
     );
   }
 }

@@ -44,18 +44,22 @@ function ranks(a: number[]): number[] {
   return r;
 }
 
-/** Spearman's rank correlation of two equally long series. */
-export function spearman(a: number[], b: number[]): number {
-  const ra = ranks(a);
-  const rb = ranks(b);
-  const m = (ra.length - 1) / 2;
+/** Pearson's correlation of two equally long series (0 when either is constant). */
+export function pearson(a: number[], b: number[]): number {
+  const ma = a.reduce((s, v) => s + v, 0) / a.length;
+  const mb = b.reduce((s, v) => s + v, 0) / b.length;
   let num = 0,
     da = 0,
     db = 0;
-  for (let i = 0; i < ra.length; i++) {
-    num += (ra[i] - m) * (rb[i] - m);
-    da += (ra[i] - m) ** 2;
-    db += (rb[i] - m) ** 2;
+  for (let i = 0; i < a.length; i++) {
+    num += (a[i] - ma) * (b[i] - mb);
+    da += (a[i] - ma) ** 2;
+    db += (b[i] - mb) ** 2;
   }
   return num / Math.sqrt(da * db || 1);
+}
+
+/** Spearman's rank correlation of two equally long series: Pearson's on their ranks. */
+export function spearman(a: number[], b: number[]): number {
+  return pearson(ranks(a), ranks(b));
 }
