@@ -152,9 +152,13 @@ export function morph3(r: Raster, op: "min" | "max"): Raster {
   return { width: W, height: H, data: pass(pass(r.data, 1, 0), 0, 1) };
 }
 
-/** A grey scan of a binarised original: anti-aliased edges, ink not quite black, paper not quite white. */
-export function greyScan(r: Raster): Raster {
-  return map(blur(r, 0.7), (v) => 40 + (v * (230 - 40)) / 255);
+/**
+ * A grey scan of a binarised original: anti-aliased edges (blur `sigma` px), ink not quite black, paper
+ * not quite white. Three strengths: 0.7 px is the suite's `grey`; 0.5 and 1.0 px bracket it, because a
+ * scanner's softness varies and a fix placed at one strength must hold on either side of it.
+ */
+export function greyScan(r: Raster, sigma = 0.7): Raster {
+  return map(blur(r, sigma), (v) => 40 + (v * (230 - 40)) / 255);
 }
 
 /** Round trip through a JPEG at this quality (photon's encoder, the production decoder). */
@@ -342,7 +346,9 @@ export const CONDITIONS: Condition[] = [
   { name: "dpi200", about: "resampled to 200 dpi (area average)", both: true, render: (r) => resampleToDpi(r, 200) },
   { name: "dpi150", about: "resampled to 150 dpi (area average)", both: true, render: (r) => resampleToDpi(r, 150) },
   { name: "binarised", about: "Otsu threshold to black and white", both: true, render: binarise },
-  { name: "grey", about: "grey scan: blur sigma 0.7 px, ink 40, paper 230", both: true, render: greyScan },
+  { name: "grey", about: "grey scan: blur sigma 0.7 px, ink 40, paper 230", both: true, render: (r) => greyScan(r) },
+  { name: "grey-soft", about: "grey scan as `grey`, blur sigma 0.5 px", both: true, render: (r) => greyScan(r, 0.5) },
+  { name: "grey-hard", about: "grey scan as `grey`, blur sigma 1.0 px", both: true, render: (r) => greyScan(r, 1.0) },
   { name: "blur", about: "Gaussian blur sigma 1.5 px", both: true, render: (r) => blur(r, 1.5) },
   {
     name: "jpeg50",

@@ -8,13 +8,14 @@
  * regimeFor), and the measures are known once the crop is preprocessed, before any vector is computed. So
  * the core computes only that vector (Core.extractOne): a blurred or binarised check costs what a sharp
  * one does, instead of one vector more. The result carries `regime` when it is not "sharp", and
- * compareToModel then compares it in that regime without deciding again.
+ * compareToModel then compares it in that regime without deciding again. A capture whose score blends the
+ * sharp and blurred regimes (compare.ts blurredShare) carries both vectors, from one preprocessing.
  */
 import { edgeWidth } from "./blur-measure";
 import { DEFAULT_PARAMS, type ScoringParams } from "./calibration";
 import { type Regime, regimeFor, vectorKindFor } from "./compare";
-import type { Core, CropMeasures, VectorKind } from "./core";
-import { featuresOf, roundMeasure, type SignatureFeatures } from "./features";
+import type { CheckVectors, Core, CropMeasures } from "./core";
+import { encodeVector, featuresOf, roundMeasure, type SignatureFeatures } from "./features";
 import type { ReferenceModel } from "./model";
 import type { Raster } from "./types";
 
@@ -26,16 +27,18 @@ export function extractForCheck(
 ): SignatureFeatures {
   const width = roundMeasure(edgeWidth(signature));
   let chosen = "sharp" as Regime;
-  let wanted = "sharp" as VectorKind;
+  let wanted = "sharp" as CheckVectors;
   const one = core.extractOne(signature, (m: CropMeasures) => {
     // Decided on the measures as they will be stored, so that compareToModel agrees from the result.
     const q = { edgeWidth: width, greyShare: roundMeasure(m.greyShare), resolution: roundMeasure(m.resolution) };
-    chosen = regimeFor(q, model, params).regime;
-    wanted = vectorKindFor(chosen, q.greyShare);
+    const choice = regimeFor(q, model, params);
+    chosen = choice.regime;
+    wanted = chosen === "sharp" && choice.blurredShare > 0 ? "sharp+blurred" : vectorKindFor(chosen, q.greyShare);
     return wanted;
   });
   // A binarised rendering without ink comes back as captured (one.kind "sharp"): left without a regime,
   // compareToModel then compares it as captured, as it would any signature lacking the regime's vector.
   const regime = one.inkFound && chosen !== "sharp" && one.kind === wanted ? chosen : null;
+  if (one.blurred) return featuresOf(signature, one, width, one.vector, { blurred: encodeVector(one.blurred) });
   return featuresOf(signature, one, width, one.vector, regime ? { regime } : {});
 }

@@ -14,6 +14,8 @@ import type { Core, VectorKind } from "./core";
 import { DEFAULT_PARAMS, scoreOf, type ScoringParams } from "./calibration";
 import {
   BINARISE_MIN_RESOLUTION,
+  BLUR_BLEND_FROM,
+  BLUR_BLEND_TO,
   binarisedView,
   COARSER_RESOLUTION,
   blurredView,
@@ -42,6 +44,11 @@ export interface Comparison {
    * out of focus) or binarised (its bitonality differs from its references'); calibration.ts.
    */
   regime?: Exclude<Regime, "sharp">;
+  /**
+   * Set when the score is a blend of the signature compared as captured and in the blurred regime: the
+   * blurred comparison's share, in (0, 1] (a capture somewhat blurrier than its references, regimeFor).
+   */
+  blurredShare?: number;
 }
 
 /** The comparison regimes (regimeFor). */
@@ -104,6 +111,11 @@ export interface RegimeChoice {
   regime: Regime;
   model: ReferenceModel;
   params: ScoringParams;
+  /**
+   * For a signature compared as captured ("sharp"): the share of its score that comes from the blurred
+   * regime instead, 0 to 1 (blurredShare). 0 in the other regimes.
+   */
+  blurredShare: number;
 }
 
 /**
@@ -119,7 +131,9 @@ export interface RegimeChoice {
  *   parameters).
  * - grey against bitonal references, with enough resolution (resolutionToBinarise): in the binarised
  *   regime, by its binarised vector against the references as they are.
- * - anything else as captured ("sharp"). So is a regime whose sub-model or parameters are missing.
+ * - anything else as captured ("sharp"). So is a regime whose sub-model or parameters are missing. A
+ *   capture somewhat blurrier than its references, not blurred, is scored partly in the blurred regime
+ *   (blurredShare).
  */
 export function regimeFor(
   q: Pick<SignatureFeatures, "edgeWidth" | "greyShare" | "resolution">,
@@ -127,17 +141,36 @@ export function regimeFor(
   params: ScoringParams = DEFAULT_PARAMS,
 ): RegimeChoice {
   if (params.blurred && model.blurred && (isBlurred(q.edgeWidth) || coarserThanReferences(q, model)) && !referencesBlurred(model)) {
-    return { regime: "blurred", model: model.blurred, params: params.blurred };
+    return { regime: "blurred", model: model.blurred, params: params.blurred, blurredShare: 0 };
   }
   if (q.greyShare !== undefined) {
     const bitonal = isBitonal(q.greyShare);
     const refsBitonal = referencesBitonal(model);
-    if (!bitonal && refsBitonal && resolutionToBinarise(q, model)) return { regime: "binarised", model, params };
+    if (!bitonal && refsBitonal && resolutionToBinarise(q, model)) return { regime: "binarised", model, params, blurredShare: 0 };
     if (bitonal && !refsBitonal && params.binarised && model.binarised) {
-      return { regime: "binarised", model: model.binarised, params: params.binarised };
+      return { regime: "binarised", model: model.binarised, params: params.binarised, blurredShare: 0 };
     }
   }
-  return { regime: "sharp", model, params };
+  return { regime: "sharp", model, params, blurredShare: blurredShare(q, model, params) };
+}
+
+/**
+ * How much of a capture's score comes from the blurred regime when it is compared as captured: 0 up to
+ * BLUR_BLEND_FROM times the references' median edge width, rising linearly to 1 at BLUR_BLEND_TO (features.ts).
+ * A grey scan with a little blur is below the blurred regime's switch, yet its texture is softer than its
+ * references': as captured it reads as another hand, and in the blurred regime it would give away a slow
+ * forgery's softer edges. The blend follows the measure instead of cutting it at one point.
+ */
+export function blurredShare(
+  q: Pick<SignatureFeatures, "edgeWidth">,
+  model: ReferenceModel,
+  params: ScoringParams = DEFAULT_PARAMS,
+): number {
+  if (!params.blurred || !model.blurred || q.edgeWidth === null || q.edgeWidth === undefined) return 0;
+  const refs = referencesEdgeWidth(model);
+  if (refs === null || !(refs > 0) || isBlurred(refs)) return 0;
+  const ratio = q.edgeWidth / refs;
+  return Math.min(1, Math.max(0, (ratio - BLUR_BLEND_FROM) / (BLUR_BLEND_TO - BLUR_BLEND_FROM)));
 }
 
 /** The vector of the questioned signature that a regime reads: a bitonal capture's own is already binarised. */
@@ -172,7 +205,20 @@ export function compareToModel(
     const view = viewIn(features, vectorKindFor(regime, features.greyShare));
     if (view) return { ...compareAsIs(core, view, choice.model, choice.params), regime };
   }
-  return compareAsIs(core, features, model, params);
+  const asIs = compareAsIs(core, features, model, params);
+  const w = choice.blurredShare;
+  // A questioned signature extracted without its blurred vector (one stored before the blend) is scored as captured.
+  if (w > 0 && features.blurred && model.blurred && params.blurred) {
+    const blurred = compareAsIs(core, blurredView(features), model.blurred, params.blurred);
+    // The explanation (best reference, regions) stays the signature's as captured: that is what a reviewer sees.
+    return {
+      ...asIs,
+      score: (1 - w) * asIs.score + w * blurred.score,
+      distance: (1 - w) * asIs.distance + w * blurred.distance,
+      blurredShare: Math.round(w * 1000) / 1000,
+    };
+  }
+  return asIs;
 }
 
 /** Compare this vector with these references as it is, scored with `params`. */
@@ -220,7 +266,12 @@ function compareAsIs(core: Core, features: SignatureFeatures, model: ReferenceMo
 
 /** The references' median edge width is a blurred capture's (features.ts isBlurred). */
 function referencesBlurred(model: ReferenceModel): boolean {
-  return isBlurred(median(model.refs.filter((r) => !r.outlier).map((r) => r.features.edgeWidth)));
+  return isBlurred(referencesEdgeWidth(model));
+}
+
+/** The usable references' median edge width; null when none has one. */
+function referencesEdgeWidth(model: ReferenceModel): number | null {
+  return median(model.refs.filter((r) => !r.outlier).map((r) => r.features.edgeWidth));
 }
 
 /** The references' median resolution (features.ts SignatureFeatures.resolution); null when none has one. */

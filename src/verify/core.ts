@@ -91,6 +91,12 @@ export interface Extraction {
  */
 export type VectorKind = "sharp" | "blurred" | "binarised";
 
+/**
+ * What a check extracts (Core.extractOne): one vector, or the sharp one with its blurred one, for a capture
+ * whose score blends the two regimes (compare.ts blurredShare).
+ */
+export type CheckVectors = VectorKind | "sharp+blurred";
+
 /** What the core has measured of a crop by the time a check must choose its vector (Core.extractOne). */
 export interface CropMeasures {
   greyShare: number;
@@ -102,6 +108,8 @@ export interface OneExtraction extends CropMeasures {
   vector: Float32Array;
   /** The kind asked for, or "sharp" when that was binarised and the binarised rendering held no ink. */
   kind: VectorKind;
+  /** With "sharp+blurred" (and ink): the blurred regime's vector beside the sharp `vector`. */
+  blurred?: Float32Array;
   inkFound: boolean;
   inkBox: { x: number; y: number; w: number; h: number };
 }
@@ -126,9 +134,9 @@ export interface Core {
   /**
    * Preprocess and extract the one vector a check compares: `choose` sees the crop's measures once it is
    * preprocessed and names the kind, and only that vector is computed (the sharp one, all zeros, for a
-   * blank crop).
+   * blank crop). "sharp+blurred" computes both from the one preprocessing.
    */
-  extractOne(raster: Raster, choose: (m: CropMeasures) => VectorKind): OneExtraction;
+  extractOne(raster: Raster, choose: (m: CropMeasures) => CheckVectors): OneExtraction;
   /** Per-group distances of q to each ref: a Float32Array of refs.length * groupCount (ref-major). */
   groupDistances(q: Float32Array, refs: readonly Float32Array[]): Float32Array;
   /** Bytes of linear memory the core holds now (0 between calls once a large call was released). */
@@ -294,6 +302,15 @@ export function createCore(module: WebAssembly.Module): Core {
     extractOne(original, choose) {
       return run(original, (c, m, crop) => {
         const kind = m.inkFound ? choose(m) : "sharp";
+        if (kind === "sharp+blurred") {
+          const normPtr = c.normPointer();
+          const afterPreprocess = c.mark();
+          const vector = readVector(c, c.features());
+          c.rewind(afterPreprocess);
+          c.setNorm(normPtr);
+          c.blurNorm(BLUR_SIGMA);
+          return { ...m, kind: "sharp", vector, blurred: readVector(c, c.features()) };
+        }
         if (kind === "binarised") {
           const vector = binarisedVector(c, crop);
           if (vector) return { ...m, kind, vector };

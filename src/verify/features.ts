@@ -70,6 +70,20 @@ export const BINARISE_MIN_RESOLUTION = 0.8;
  */
 export const COARSER_RESOLUTION = 0.75;
 
+/**
+ * A capture somewhat blurrier than its references, but not blurred (BLURRED_EDGE_WIDTH), is scored as a
+ * blend of the two regimes (compare.ts blurredShare): the blurred one's share rises from 0 to 1 as its edge
+ * width goes from BLUR_BLEND_FROM to BLUR_BLEND_TO times the references' median. A grey scan with 0.7 px of
+ * blur sits at 1.27 to 1.37 times its clean image's (10th to 90th percentile, Dutch genuine images), so it
+ * is mostly blended; a clean genuine signature is at most 1.18 times its writer's references (99th
+ * percentile), so it is left alone. A ramp rather than a switch: skilled forgeries, written slowly with
+ * softer edges, overlap the band (1.28 at their 95th percentile), and a switch placed anywhere in it either
+ * misses the grey scans a little sharper than the rendering or takes those forgeries wholly into the regime
+ * that sees less (docs/accuracy.md, "Between sharp and blurred").
+ */
+export const BLUR_BLEND_FROM = 1.15;
+export const BLUR_BLEND_TO = 1.4;
+
 export interface SignatureFeatures {
   version: number;
   /** Base64 of the little-endian f32 feature vector. */
