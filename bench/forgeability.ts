@@ -21,7 +21,7 @@ import { loadDataset, type Dataset } from "./lib/dataset";
 import { spearman } from "./lib/metrics";
 import { loadNodeCore } from "./lib/node-core";
 import { crossValidatedRecords, FIT_NS, fitForgeability, observedFar, recordsOf, type WriterRecord } from "./train/forgeability-fit";
-import { fitParams } from "./train/fit";
+import { fitAll } from "./train/fit";
 import { writeParams } from "./train/write-params";
 
 const TEST_NS = [3, 10];
@@ -153,7 +153,7 @@ async function main(): Promise<void> {
   for (const ds of recordsIn ? [] : sets) {
     const other = sets.find((s) => s !== ds)!;
     log(`${ds.name}: records scored by parameters trained on ${other.name}\n`);
-    const params = fitParams(core, other.writers, { trainedOn: [other.name] });
+    const params = fitAll(core, other.writers, { trainedOn: [other.name] });
     cross.set(ds.name, recordsOf(core, ds.name, ds.writers, TEST_NS, params));
   }
 

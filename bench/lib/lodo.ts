@@ -6,7 +6,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import type { ScoringParams } from "../../src/verify/calibration";
 import type { Core } from "../../src/verify/core";
 import { DEFAULT_THRESHOLDS } from "../../src/domain/policy-defaults";
-import { type FitOptions, fitBinarised, fitBlurred, fitParams } from "../train/fit";
+import { type FitOptions, fitAll } from "../train/fit";
 import type { Dataset, Writer } from "./dataset";
 
 export const isDataset = (folder: string): boolean => existsSync(join(folder, "index.csv"));
@@ -62,11 +62,14 @@ export function lodoParams(core: Core, scored: Dataset, loaded: Dataset[], memo 
       anchor: { score: DEFAULT_THRESHOLDS.approve, far: 0.02 },
       ...fitKnobs(),
     };
-    p = fitParams(core, writers, opt);
-    // The blurred regime's parameters, as train:scoring fits them (NO_BLUR_REGIME=1 leaves them out, for comparison).
-    if (!process.env.NO_BLUR_REGIME) p.blurred = fitBlurred(core, writers, opt);
-    // And the binarised regime's (NO_BINARISED_REGIME=1 leaves them out).
-    if (!process.env.NO_BINARISED_REGIME) p.binarised = fitBinarised(core, writers, opt);
+    // Every part, as train:scoring fits them. For comparison runs, NO_BLUR_REGIME=1, NO_BINARISED_REGIME=1
+    // and NO_BLEND=1 leave parts out (without the blend, a comparison as captured is blended only when the
+    // capture is blurrier than its references).
+    p = fitAll(core, writers, opt, {
+      blurred: !!process.env.NO_BLUR_REGIME,
+      binarised: !!process.env.NO_BINARISED_REGIME,
+      blend: !!process.env.NO_BLEND,
+    });
     memo.set(key, p);
   }
   if (p.trainedOn.includes(scored.name)) throw new Error(`parameters for ${scored.name} were trained on it`);
@@ -77,8 +80,9 @@ export const datasetName = (folder: string): string => basename(resolve(folder))
 
 /**
  * Tuning knobs for experiments, from the environment (never in reported tables unless stated; docs/accuracy.md
- * names the ones its experiments used): PRIOR_STRENGTH, SPREAD_FLOOR, K, OUTLIER_Z, LAMBDA, RANDOM_WEIGHT
- * (numbers, FitOptions of bench/train/fit.ts) and PER_BAND (any value: one classifier per band of reference counts).
+ * names the ones its experiments used): PRIOR_STRENGTH, SPREAD_FLOOR, K, OUTLIER_Z, LAMBDA, RANDOM_WEIGHT,
+ * BLEND_SHARE (numbers, FitOptions of bench/train/fit.ts) and PER_BAND (any value: one classifier per band of
+ * reference counts).
  */
 function fitKnobs(): Partial<FitOptions> {
   const out: Partial<FitOptions> = {};
@@ -89,6 +93,7 @@ function fitKnobs(): Partial<FitOptions> {
   out.outlierZ = num("OUTLIER_Z");
   out.lambda = num("LAMBDA");
   out.randomWeight = num("RANDOM_WEIGHT");
+  out.blendShare = num("BLEND_SHARE");
   if (process.env.PER_BAND) out.perBand = true;
   return out;
 }

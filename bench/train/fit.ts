@@ -2,9 +2,9 @@
 // prior of genuine distances, the real-to-synthetic variant ratio, a writer-independent logistic
 // regression over comparison vectors, and the logistic calibration. Only the writers passed in are seen.
 import type { Core } from "../../src/verify/core";
-import type { ScoringParams } from "../../src/verify/calibration";
+import { classifierFor, type ScoringParams } from "../../src/verify/calibration";
 import { DEFAULT_THRESHOLDS } from "../../src/domain/policy-defaults";
-import { comparisonVector } from "../../src/verify/compare";
+import { compareToModel, comparisonVector } from "../../src/verify/compare";
 import { binarisedView, blurredView, FEATURE_VERSION, featureVector, type SignatureFeatures } from "../../src/verify/features";
 import { aggregate, variantDistanceRow } from "../../src/verify/model";
 import type { Writer } from "../lib/dataset";
@@ -27,6 +27,8 @@ export interface FitOptions {
    * skilled forgeries. Default: the default policy's `approve` threshold at 2%.
    */
   anchor?: { score: number; far: number } | null;
+  /** The blurred regime's least share in a comparison as captured (fitBlend); default BLEND_SHARE. */
+  blendShare?: number;
   trainedOn: string[];
 }
 
@@ -34,6 +36,12 @@ export interface FitOptions {
 const DEFAULT_ANCHOR = { score: DEFAULT_THRESHOLDS.approve, far: 0.02 };
 const TRAIN_NS = [1, 2, 3, 4, 5, 7, 10];
 const BANDS = [1, 3, 6, 1000];
+/**
+ * The blurred regime's least share in every comparison as captured (calibration.ts ScoringParams.blend).
+ * Chosen from 0.25 and 0.5 on the leave-one-dataset-out table: both lower the random-forgery EER of both
+ * sets, and 0.5 costs Bengali 0.6 point at N = 1 (docs/accuracy.md, "Between sharp and blurred").
+ */
+export const BLEND_SHARE = 0.25;
 
 function mean(a: number[]): number {
   return a.reduce((s, v) => s + v, 0) / Math.max(1, a.length);
@@ -163,6 +171,61 @@ export function fitParams(core: Core, writers: Writer[], opt: FitOptions): Scori
     params.classifiers.push({ maxRefs, weights: c.weights, bias: c.bias, calibration });
   }
   return params;
+}
+
+/**
+ * Every part of the shipped parameters, as production scores with them: as captured, the blurred and the
+ * binarised regimes, and the blend of the first two. `leaveOut` drops parts, for comparison runs.
+ */
+export function fitAll(
+  core: Core,
+  writers: Writer[],
+  opt: FitOptions,
+  leaveOut: { blurred?: boolean; binarised?: boolean; blend?: boolean } = {},
+): ScoringParams {
+  const p = fitParams(core, writers, opt);
+  if (!leaveOut.blurred) p.blurred = fitBlurred(core, writers, opt);
+  if (!leaveOut.binarised) p.binarised = fitBinarised(core, writers, opt);
+  if (!leaveOut.blend && p.blurred) p.blend = fitBlend(core, writers, p, opt);
+  return p;
+}
+
+/**
+ * The blend of the two regimes (calibration.ts ScoringParams.blend), for parameters that already hold the
+ * blurred regime's: the least share is given, and each band's shift is fitted so that the anchor score
+ * lets through the anchor's share of the training writers' skilled forgeries compared as captured (those
+ * that switch regime are scored by that regime's own anchor). The mean of two calibrated scores lets
+ * fewer forgeries through at a threshold than either, so without the shift `approve` would be stricter
+ * than the policy says.
+ */
+export function fitBlend(core: Core, writers: Writer[], params: ScoringParams, opt: FitOptions): NonNullable<ScoringParams["blend"]> {
+  const share = opt.blendShare ?? BLEND_SHARE;
+  const anchor = opt.anchor === undefined ? DEFAULT_ANCHOR : opt.anchor;
+  const probe: ScoringParams = { ...params, blend: { share, shift: params.classifiers.map(() => 0) } };
+  if (!anchor || !params.blurred) return probe.blend!;
+  const scores: number[][] = params.classifiers.map(() => []);
+  for (const w of writers) {
+    if (w.genuine.length < 2 || w.forgeries.length === 0) continue;
+    for (const n of TRAIN_NS) {
+      if (n > 1 && n >= w.genuine.length) continue;
+      const model = modelFor(core, w, n, probe);
+      const band = params.classifiers.indexOf(classifierFor(params, model.refs.filter((r) => !r.outlier).length));
+      for (const s of w.forgeries) {
+        const c = compareToModel(core, s.features, model, probe);
+        if (c.regime === undefined) scores[band].push(c.score);
+      }
+    }
+  }
+  const logit = (p: number) => {
+    const s = Math.min(1 - 1e-12, Math.max(1e-12, p));
+    return Math.log(s / (1 - s));
+  };
+  const shift = scores.map((b) => {
+    if (b.length === 0) return 0;
+    const sorted = [...b].sort((p, q) => q - p);
+    return logit(anchor.score) - logit(sorted[Math.min(sorted.length - 1, Math.floor(anchor.far * sorted.length))]);
+  });
+  return { share, shift };
 }
 
 /**

@@ -11,7 +11,7 @@ import { FEATURE_VERSION } from "../../src/verify/features";
 import { FORGEABILITY_VERSION, forgeabilityFeatures, logit, type ForgeabilityParams, type LinearPart } from "../../src/verify/forgeability";
 import type { Writer } from "../lib/dataset";
 import { modelFor } from "../lib/protocol";
-import { fitParams, logistic } from "./fit";
+import { fitAll, logistic } from "./fit";
 
 export interface WriterRecord {
   dataset: string;
@@ -53,7 +53,8 @@ export function crossValidatedRecords(core: Core, dataset: string, writers: Writ
   for (let f = 0; f < folds; f++) {
     const test = writers.filter((_, i) => i % folds === f);
     const train = writers.filter((_, i) => i % folds !== f);
-    const params = fitParams(core, train, { trainedOn: [`${dataset} (folds other than ${f})`] });
+    // Every part, as production scores: a regime or the blend moves which forgeries pass.
+    const params = fitAll(core, train, { trainedOn: [`${dataset} (folds other than ${f})`] });
     out.push(...recordsOf(core, dataset, test, ns, params));
   }
   return out;

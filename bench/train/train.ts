@@ -6,15 +6,16 @@
 //   node --import tsx bench/train/train.ts [<dataset folder>...] [--out src/verify/data/scoring.json] [--cache DIR]
 //
 // The file holds the parameters of the three regimes: as captured, blurred (params.blurred) and binarised
-// (params.binarised), compare.ts.
+// (params.binarised), compare.ts, and the blend of the first two (params.blend).
 //
 // The file is written through Biome's formatter, as the tree is formatted, so a retrain that changes
 // nothing leaves no diff (write-params.ts).
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { loadDataset, type Writer } from "../lib/dataset";
 import { datasetFolders, findDatasetsRoot } from "../lib/lodo";
 import { loadNodeCore } from "../lib/node-core";
-import { fitBinarised, fitBlurred, fitParams } from "./fit";
+import { fitAll } from "./fit";
 import { writeParams } from "./write-params";
 
 const args = process.argv.slice(2);
@@ -37,8 +38,6 @@ for (const f of folders) {
   writers.push(...ds.writers.map((w) => ({ ...w, id: `${ds.name}/${w.id}` })));
   names.push(ds.name);
 }
-const params = fitParams(core, writers, { trainedOn: names });
-params.blurred = fitBlurred(core, writers, { trainedOn: names });
-params.binarised = fitBinarised(core, writers, { trainedOn: names });
+const params = fitAll(core, writers, { trainedOn: names });
 writeParams(out, params);
 console.log(`trained on ${writers.length} writers of ${names.join(", ")} -> ${out}`);

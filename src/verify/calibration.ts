@@ -46,6 +46,15 @@ export interface ScoringParams {
    * (compare.ts). Absent: no such switch.
    */
   binarised?: ScoringParams;
+  /**
+   * Every comparison as captured is scored as a blend of itself and the blurred regime's comparison
+   * (compare.ts blurredShare): `share` is the blurred regime's least share, and `shift[i]` moves the
+   * blended score's logit for the references counted by classifiers[i], so that the anchor (`approve` at
+   * 2% of the training writers' skilled forgeries) holds for the blend as it does for each regime alone.
+   * Two views of the same ink err on different signatures, so their mean separates better than either
+   * (docs/accuracy.md, "Between sharp and blurred"). Absent: no blend beyond the ramp of a blurrier capture.
+   */
+  blend?: { share: number; shift: number[] };
 }
 
 export interface Classifier {
@@ -72,6 +81,18 @@ export function logitOf(x: readonly number[], c: Classifier): number {
   let t = c.bias;
   for (let i = 0; i < x.length; i++) t += c.weights[i] * x[i];
   return t;
+}
+
+/**
+ * The score of a comparison as captured blended with its blurred regime's: the blurred one's share is `w`,
+ * and the blend's logit moves by params.blend's shift for this many references (none without blend).
+ */
+export function blendedScore(asCaptured: number, inBlurred: number, w: number, refCount: number, p: ScoringParams): number {
+  const mixed = (1 - w) * asCaptured + w * inBlurred;
+  if (!p.blend) return mixed;
+  const shift = p.blend.shift[p.classifiers.indexOf(classifierFor(p, refCount))] ?? 0;
+  const s = Math.min(1 - 1e-12, Math.max(1e-12, mixed));
+  return sigmoid(Math.log(s / (1 - s)) + shift);
 }
 
 /** The calibrated score in [0, 1] of a comparison vector, for a model with `refCount` active references. */

@@ -4,12 +4,12 @@
  *   extractForCheck(core, signature: Raster, model, params?): SignatureFeatures
  *
  * A reference carries a vector per regime (features.ts), because any later check may need any of them. A
- * check needs one: the regime is decided by the capture's measures against its references (compare.ts
- * regimeFor), and the measures are known once the crop is preprocessed, before any vector is computed. So
- * the core computes only that vector (Core.extractOne): a blurred or binarised check costs what a sharp
- * one does, instead of one vector more. The result carries `regime` when it is not "sharp", and
- * compareToModel then compares it in that regime without deciding again. A capture whose score blends the
- * sharp and blurred regimes (compare.ts blurredShare) carries both vectors, from one preprocessing.
+ * check needs what its comparison reads: the regime is decided by the capture's measures against its
+ * references (compare.ts regimeFor), and the measures are known once the crop is preprocessed, before any
+ * vector is computed. So the core computes only those vectors (Core.extractOne): a blurred or binarised
+ * check reads one vector, its regime's, and the result carries `regime`, so that compareToModel compares
+ * it there without deciding again. A check compared as captured reads two, its own and its blurred one,
+ * because its score blends the two regimes (compare.ts blurredShare); both come from one preprocessing.
  */
 import { edgeWidth } from "./blur-measure";
 import { DEFAULT_PARAMS, type ScoringParams } from "./calibration";

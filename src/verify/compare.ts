@@ -11,7 +11,7 @@
  *               questioned signature's raster, with deviation = zone distance / mean zone distance (1 = typical)
  */
 import type { Core, VectorKind } from "./core";
-import { DEFAULT_PARAMS, scoreOf, type ScoringParams } from "./calibration";
+import { blendedScore, DEFAULT_PARAMS, scoreOf, type ScoringParams } from "./calibration";
 import {
   BINARISE_MIN_RESOLUTION,
   BLUR_BLEND_FROM,
@@ -155,22 +155,25 @@ export function regimeFor(
 }
 
 /**
- * How much of a capture's score comes from the blurred regime when it is compared as captured: 0 up to
- * BLUR_BLEND_FROM times the references' median edge width, rising linearly to 1 at BLUR_BLEND_TO (features.ts).
- * A grey scan with a little blur is below the blurred regime's switch, yet its texture is softer than its
- * references': as captured it reads as another hand, and in the blurred regime it would give away a slow
- * forgery's softer edges. The blend follows the measure instead of cutting it at one point.
+ * How much of a capture's score comes from the blurred regime when it is compared as captured: the
+ * parameters' least share (params.blend; 0 without) up to BLUR_BLEND_FROM times the references' median
+ * edge width, rising linearly to 1 at BLUR_BLEND_TO (features.ts). A grey scan with a little blur is below
+ * the blurred regime's switch, yet its texture is softer than its references': as captured it reads as
+ * another hand, and in the blurred regime alone it would give away a slow forgery's softer edges. The
+ * blend follows the measure instead of cutting it at one point.
  */
 export function blurredShare(
   q: Pick<SignatureFeatures, "edgeWidth">,
   model: ReferenceModel,
   params: ScoringParams = DEFAULT_PARAMS,
 ): number {
-  if (!params.blurred || !model.blurred || q.edgeWidth === null || q.edgeWidth === undefined) return 0;
+  if (!params.blurred || !model.blurred) return 0;
   const refs = referencesEdgeWidth(model);
-  if (refs === null || !(refs > 0) || isBlurred(refs)) return 0;
-  const ratio = q.edgeWidth / refs;
-  return Math.min(1, Math.max(0, (ratio - BLUR_BLEND_FROM) / (BLUR_BLEND_TO - BLUR_BLEND_FROM)));
+  if (refs !== null && isBlurred(refs)) return 0;
+  const least = params.blend?.share ?? 0;
+  if (q.edgeWidth === null || q.edgeWidth === undefined || refs === null || !(refs > 0)) return least;
+  const ramp = Math.min(1, Math.max(0, (q.edgeWidth / refs - BLUR_BLEND_FROM) / (BLUR_BLEND_TO - BLUR_BLEND_FROM)));
+  return least + (1 - least) * ramp;
 }
 
 /** The vector of the questioned signature that a regime reads: a bitonal capture's own is already binarised. */
@@ -208,12 +211,13 @@ export function compareToModel(
   const asIs = compareAsIs(core, features, model, params);
   const w = choice.blurredShare;
   // A questioned signature extracted without its blurred vector (one stored before the blend) is scored as captured.
-  if (w > 0 && features.blurred && model.blurred && params.blurred) {
+  if (w > 0 && features.inkFound && features.blurred && model.blurred && params.blurred) {
     const blurred = compareAsIs(core, blurredView(features), model.blurred, params.blurred);
+    const refCount = model.refs.filter((r) => !r.outlier).length;
     // The explanation (best reference, regions) stays the signature's as captured: that is what a reviewer sees.
     return {
       ...asIs,
-      score: (1 - w) * asIs.score + w * blurred.score,
+      score: blendedScore(asIs.score, blurred.score, w, refCount, params),
       distance: (1 - w) * asIs.distance + w * blurred.distance,
       blurredShare: Math.round(w * 1000) / 1000,
     };

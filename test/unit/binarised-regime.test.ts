@@ -12,30 +12,14 @@ import { compareToModel } from "../../src/verify/compare";
 import { getCore } from "../../src/verify/core-module";
 import { decodePage } from "../../src/verify/decode";
 import { BINARISE_MIN_RESOLUTION, extractFeatures, isBitonal, referencesBitonal } from "../../src/verify/features";
-import { buildReferenceModel, type ReferenceModel } from "../../src/verify/model";
-import { checkDocument, enrolReference } from "../../src/verify/pipeline";
+import { checkDocument } from "../../src/verify/pipeline";
 import type { Raster } from "../../src/verify/types";
-import { encodeJpeg, encodePng, makeWriter, renderSignature, resizeRaster, scanOf } from "../fixtures/generator";
+import { encodeJpeg, encodePng, resizeRaster } from "../fixtures/generator";
+import { greyScan, modelOfScans as modelOf } from "../helpers/scan-models";
 
 /** Black and white at mid-grey, as a bitonal scanner or a fax gives it. */
 function bitonal(r: Raster): Raster {
   return { width: r.width, height: r.height, data: r.data.map((v) => (v < 128 ? 0 : 255)) };
-}
-
-/** The writer's signature as a grey scan (soft stroke edges, scanner noise). */
-function greyScan(writer: number, variant: number): Raster {
-  return scanOf(renderSignature(makeWriter(writer), { variant, height: 260 }), { seed: variant });
-}
-
-async function modelOf(writer: number, capture: (r: Raster) => Raster): Promise<ReferenceModel> {
-  const core = getCore();
-  const refs = [];
-  for (let v = 1; v <= 4; v++) {
-    const e = await enrolReference(core, encodePng(capture(greyScan(writer, v))), { qualityFloor: 0 });
-    if (!("features" in e)) throw new Error(e.detail);
-    refs.push({ refId: `r${v}`, features: e.features, variantRow: e.variantRow });
-  }
-  return buildReferenceModel(core, refs);
 }
 
 const asScanned = (r: Raster) => r;

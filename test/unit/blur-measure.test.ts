@@ -71,14 +71,17 @@ describe("edgeWidth", () => {
 });
 
 describe("questioned features", () => {
-  it("carry only the vector their check compares: the blurred one for a blurred capture; references carry every regime's", () => {
+  it("carry only the vectors their check compares: both for a sharp capture (the blend), the blurred one for a blurred capture; references carry every regime's", () => {
     const core = getCore();
     const sig = signature(13);
     const reference = extractFeatures(core, sig);
     expect(reference.blurred).toBeDefined();
     const model = buildReferenceModel(core, [{ refId: "r", features: reference }]);
     const sharp = extractForCheck(core, sig, model);
-    expect(sharp.blurred).toBeUndefined();
+    // Scored as a blend of both regimes (compare.ts blurredShare, the shipped params.blend): both vectors,
+    // the same a reference extraction gives.
+    expect(sharp.blurred).toBe(reference.blurred);
+    expect(sharp.binarised).toBeUndefined();
     expect(sharp.regime).toBeUndefined();
     expect(sharp.edgeWidth).toBeLessThan(BLURRED_EDGE_WIDTH);
     expect(reference.vector).toBe(sharp.vector);

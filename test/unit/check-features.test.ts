@@ -6,24 +6,12 @@ import { extractForCheck } from "../../src/verify/check-features";
 import { compareToModel, ModelMismatchError } from "../../src/verify/compare";
 import { getCore } from "../../src/verify/core-module";
 import { extractFeatures } from "../../src/verify/features";
-import { buildReferenceModel, type ReferenceModel } from "../../src/verify/model";
-import { enrolReference } from "../../src/verify/pipeline";
+import type { ReferenceModel } from "../../src/verify/model";
 import type { Raster } from "../../src/verify/types";
-import { blankPage, encodePng, makeWriter, photoOf, renderSignature, resizeRaster, scanOf } from "../fixtures/generator";
+import { blankPage, photoOf, resizeRaster } from "../fixtures/generator";
+import { greyScan, modelOfScans as modelOf } from "../helpers/scan-models";
 
 const bitonal = (r: Raster): Raster => ({ width: r.width, height: r.height, data: r.data.map((v) => (v < 128 ? 0 : 255)) });
-const greyScan = (writer: number, variant: number): Raster =>
-  scanOf(renderSignature(makeWriter(writer), { variant, height: 260 }), { seed: variant });
-
-async function modelOf(writer: number, capture: (r: Raster) => Raster): Promise<ReferenceModel> {
-  const refs = [];
-  for (let v = 1; v <= 4; v++) {
-    const e = await enrolReference(getCore(), encodePng(capture(greyScan(writer, v))), { qualityFloor: 0 });
-    if (!("features" in e)) throw new Error(e.detail);
-    refs.push({ refId: `r${v}`, features: e.features, variantRow: e.variantRow });
-  }
-  return buildReferenceModel(getCore(), refs);
-}
 
 describe("a check's features", () => {
   it("compare exactly as the crop's reference features do, in every regime", async () => {
@@ -49,9 +37,14 @@ describe("a check's features", () => {
       const b = compareToModel(core, reference, model);
       expect(a.regime, name).toBe(regime);
       expect(a, name).toEqual(b);
-      // One vector, marked with its regime when it is not the capture's own.
+      // One vector, marked with its regime when it is not the capture's own; compared as captured, the
+      // blurred one beside it, since the score blends both (compare.ts blurredShare).
       expect(check.regime, name).toBe(regime);
-      expect(check.blurred ?? check.binarised, name).toBeUndefined();
+      expect(check.binarised, name).toBeUndefined();
+      if (regime === undefined) {
+        expect(a.blurredShare, name).toBeGreaterThan(0);
+        expect(check.blurred, name).toBe(reference.blurred);
+      } else expect(check.blurred, name).toBeUndefined();
     }
   });
 

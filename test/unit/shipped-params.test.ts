@@ -16,6 +16,10 @@ describe("shipped parameters", () => {
     // And the binarised regime's.
     expect(scoring.binarised.featureVersion).toBe(FEATURE_VERSION);
     expect(scoring.binarised.trainedOn).toEqual(scoring.trainedOn);
+    // And the blend of the first two: a share, and a shift per classifier band (calibration.ts).
+    expect(scoring.blend.share).toBeGreaterThan(0);
+    expect(scoring.blend.share).toBeLessThan(1);
+    expect(scoring.blend.shift).toHaveLength(scoring.classifiers.length);
   });
 
   it("were fitted on both development datasets", () => {
