@@ -46,7 +46,8 @@ export interface Comparison {
   regime?: Exclude<Regime, "sharp">;
   /**
    * Set when the score is a blend of the signature compared as captured and in the blurred regime: the
-   * blurred comparison's share, in (0, 1] (a capture somewhat blurrier than its references, regimeFor).
+   * blurred comparison's share, in (0, 1] (blurredShare: the parameters' least share, more for a capture
+   * blurrier than its references).
    */
   blurredShare?: number;
 }
@@ -131,8 +132,8 @@ export interface RegimeChoice {
  *   parameters).
  * - grey against bitonal references, with enough resolution (resolutionToBinarise): in the binarised
  *   regime, by its binarised vector against the references as they are.
- * - anything else as captured ("sharp"). So is a regime whose sub-model or parameters are missing. A
- *   capture somewhat blurrier than its references, not blurred, is scored partly in the blurred regime
+ * - anything else as captured ("sharp"). So is a regime whose sub-model or parameters are missing. Its
+ *   score blends in the blurred regime's, the more so the blurrier the capture is than its references
  *   (blurredShare).
  */
 export function regimeFor(

@@ -71,12 +71,13 @@ export const BINARISE_MIN_RESOLUTION = 0.8;
 export const COARSER_RESOLUTION = 0.75;
 
 /**
- * A capture somewhat blurrier than its references, but not blurred (BLURRED_EDGE_WIDTH), is scored as a
- * blend of the two regimes (compare.ts blurredShare): the blurred one's share rises from 0 to 1 as its edge
- * width goes from BLUR_BLEND_FROM to BLUR_BLEND_TO times the references' median. A grey scan with 0.7 px of
- * blur sits at 1.27 to 1.37 times its clean image's (10th to 90th percentile, Dutch genuine images), so it
- * is mostly blended; a clean genuine signature is at most 1.18 times its writer's references (99th
- * percentile), so it is left alone. A ramp rather than a switch: skilled forgeries, written slowly with
+ * A capture compared as captured is scored as a blend of the two regimes (compare.ts blurredShare): the
+ * blurred one's share rises from the scoring parameters' least share (calibration.ts `blend`) to 1 as the
+ * capture's edge width goes from BLUR_BLEND_FROM to BLUR_BLEND_TO times the references' median, below the
+ * blurred regime's switch (BLURRED_EDGE_WIDTH). A grey scan with 0.7 px of blur sits at 1.27 to 1.37 times
+ * its clean image's (10th to 90th percentile, Dutch genuine images), so it is mostly blurred; a clean
+ * genuine signature is at most 1.18 times its writer's references (99th percentile), so it gets the least
+ * share. A ramp rather than a switch: skilled forgeries, written slowly with
  * softer edges, overlap the band (1.28 at their 95th percentile), and a switch placed anywhere in it either
  * misses the grey scans a little sharper than the rendering or takes those forgeries wholly into the regime
  * that sees less (docs/accuracy.md, "Between sharp and blurred").
@@ -90,7 +91,8 @@ export interface SignatureFeatures {
   vector: string;
   /**
    * Version 4: base64 of the feature vector of the normalised image blurred by BLUR_SIGMA (core.ts), the
-   * vector a blurred questioned signature is compared by (compare.ts).
+   * vector a blurred questioned signature is compared by, and the second view a signature compared as
+   * captured is blended with (compare.ts).
    */
   blurred?: string;
   /**
