@@ -2,7 +2,7 @@
 // prior of genuine distances, the real-to-synthetic variant ratio, a writer-independent logistic
 // regression over comparison vectors, and the logistic calibration. Only the writers passed in are seen.
 import type { Core } from "../../src/verify/core";
-import { classifierFor, type ScoringParams } from "../../src/verify/calibration";
+import { classifierFor, logit, type ScoringParams } from "../../src/verify/calibration";
 import { DEFAULT_THRESHOLDS } from "../../src/domain/policy-defaults";
 import { compareToModel, comparisonVector } from "../../src/verify/compare";
 import { binarisedView, blurredView, FEATURE_VERSION, featureVector, type SignatureFeatures } from "../../src/verify/features";
@@ -216,10 +216,6 @@ export function fitBlend(core: Core, writers: Writer[], params: ScoringParams, o
       }
     }
   }
-  const logit = (p: number) => {
-    const s = Math.min(1 - 1e-12, Math.max(1e-12, p));
-    return Math.log(s / (1 - s));
-  };
   const shift = scores.map((b) => {
     if (b.length === 0) return 0;
     const sorted = [...b].sort((p, q) => q - p);

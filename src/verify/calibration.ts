@@ -72,6 +72,12 @@ export function sigmoid(t: number): number {
   return 1 / (1 + Math.exp(-t));
 }
 
+/** The inverse of sigmoid, with p kept `eps` away from 0 and 1 so that the result stays finite. */
+export function logit(p: number, eps = 1e-12): number {
+  const q = Math.min(1 - eps, Math.max(eps, p));
+  return Math.log(q / (1 - q));
+}
+
 export function classifierFor(p: ScoringParams, refCount: number): Classifier {
   return p.classifiers.find((c) => refCount <= c.maxRefs) ?? p.classifiers[p.classifiers.length - 1];
 }
@@ -91,8 +97,7 @@ export function blendedScore(asCaptured: number, inBlurred: number, w: number, r
   const mixed = (1 - w) * asCaptured + w * inBlurred;
   if (!p.blend) return mixed;
   const shift = p.blend.shift[p.classifiers.indexOf(classifierFor(p, refCount))] ?? 0;
-  const s = Math.min(1 - 1e-12, Math.max(1e-12, mixed));
-  return sigmoid(Math.log(s / (1 - s)) + shift);
+  return sigmoid(logit(mixed) + shift);
 }
 
 /** The calibrated score in [0, 1] of a comparison vector, for a model with `refCount` active references. */

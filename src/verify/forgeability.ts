@@ -23,7 +23,7 @@
  * Pure: no core, no bindings. The feature layout comes in as the core's group offsets.
  */
 import shipped from "./data/forgeability.json";
-import { DEFAULT_PARAMS, sigmoid, type ScoringParams } from "./calibration";
+import { DEFAULT_PARAMS, logit as scoreLogit, sigmoid, type ScoringParams } from "./calibration";
 import { FEATURE_VERSION, featureVector } from "./features";
 import type { ReferenceModel } from "./model";
 
@@ -175,9 +175,9 @@ export function complexityIndexOf(x: readonly number[], p: ForgeabilityParams = 
   return sigmoid(z / COMPLEXITY_DESCRIPTORS);
 }
 
+/** The logit of a pass rate or threshold, kept 1e-6 away from 0 and 1 (the fitted estimate expects that bound). */
 export function logit(p: number): number {
-  const q = Math.min(1 - 1e-6, Math.max(1e-6, p));
-  return Math.log(q / (1 - q));
+  return scoreLogit(p, 1e-6);
 }
 
 /**

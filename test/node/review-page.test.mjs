@@ -95,15 +95,25 @@ afterAll(async () => {
   if (state) await rm(state, { recursive: true, force: true });
 });
 
+/** A new tab whose script errors are collected in `errors`. */
+async function newTab() {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on("pageerror", (err) => errors.push(err.message));
+  return { page, errors };
+}
+
+/** Open the reviewer page at `path` and sign in with the reviewer's key. */
+async function signIn(page, path = "/review/") {
+  await page.goto(new URL(path, base).href);
+  await page.fill("#credential", reviewerKey);
+  await page.press("#credential", "Enter");
+}
+
 describe("the reviewer page in Chromium", () => {
   it("signs in, confirms one flagged item and marks one forged with the keyboard, and shows the learned reference", async () => {
-    const page = await browser.newPage();
-    const errors = [];
-    page.on("pageerror", (err) => errors.push(err.message));
-    await page.goto(new URL("/review/", base).href);
-
-    await page.fill("#credential", reviewerKey);
-    await page.press("#credential", "Enter");
+    const { page, errors } = await newTab();
+    await signIn(page);
     await page.waitForSelector("#queue-list li:nth-child(2)");
     expect(await page.$$eval("#queue-list li", (lis) => lis.map((li) => li.dataset.checkId))).toEqual(["genuine/0", "forgery/0"]);
     await page.waitForFunction(() => document.querySelector("#item")?.dataset.checkId === "genuine/0");
@@ -141,9 +151,7 @@ describe("the reviewer page in Chromium", () => {
     for (const n of [7, 6])
       await call(`/sig/checks/late-${n}/items/0/reject`, { method: "POST", headers: { "Idempotency-Key": `rej-${n}` } });
 
-    const page = await browser.newPage();
-    const errors = [];
-    page.on("pageerror", (err) => errors.push(err.message));
+    const { page, errors } = await newTab();
     const reads = [];
     page.on("request", (req) => reads.push(new URL(req.url()).pathname));
     // The tenant's rate limit answers the queue's first list request with 429; the page waits and asks again.
@@ -166,9 +174,7 @@ describe("the reviewer page in Chromium", () => {
           : route.continue(),
     );
     // Batches of two: the newest batch holds only reviewed items, which used to leave "Nothing to review.".
-    await page.goto(new URL("/review/?page_size=2", base).href);
-    await page.fill("#credential", reviewerKey);
-    await page.press("#credential", "Enter");
+    await signIn(page, "/review/?page_size=2");
     await page.waitForSelector("#filters", { state: "visible" });
     await page.fill("#f-process", "late");
     const answered = page.waitForResponse((r) => new URL(r.url()).searchParams.get("process") === "late" && r.status() === 200);
@@ -224,12 +230,8 @@ describe("the reviewer page in Chromium", () => {
     expect(cut.signatures[0].cut_off).toBe(true);
     await checkOne("whole", png(WRITER, 7), "whole", "scan");
 
-    const tab = await browser.newPage();
-    const errors = [];
-    tab.on("pageerror", (err) => errors.push(err.message));
-    await tab.goto(new URL("/review/", base).href);
-    await tab.fill("#credential", reviewerKey);
-    await tab.press("#credential", "Enter");
+    const { page: tab, errors } = await newTab();
+    await signIn(tab);
     const meta = async (process, id) => {
       await tab.waitForSelector("#filters", { state: "visible" });
       await tab.fill("#f-process", process);

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { blur } from "../../bench/lib/render";
 import { DEFAULT_THRESHOLDS } from "../../src/domain/policy-defaults";
-import { classifierFor, DEFAULT_PARAMS, sigmoid } from "../../src/verify/calibration";
+import { classifierFor, DEFAULT_PARAMS, logit, sigmoid } from "../../src/verify/calibration";
 import { extractForCheck } from "../../src/verify/check-features";
 import { blurredShare, compareToModel, regimeFor } from "../../src/verify/compare";
 import { getCore } from "../../src/verify/core-module";
@@ -18,7 +18,6 @@ import { greyScan, modelOfScans as modelOf } from "../helpers/scan-models";
 
 const referencesWidth = (model: ReferenceModel): number => median(model.refs.map((r) => r.features.edgeWidth))!;
 const least = DEFAULT_PARAMS.blend!.share;
-const logit = (p: number) => Math.log(p / (1 - p));
 
 describe("a capture between sharp and blurred", () => {
   it("takes the blurred regime's share by its edge width over the references': the least when sharp, most at 0.7 px, all past the switch", async () => {
@@ -73,7 +72,6 @@ describe("a capture between sharp and blurred", () => {
       const active = model.refs.filter((r) => !r.outlier).length;
       const band = DEFAULT_PARAMS.classifiers.indexOf(classifierFor(DEFAULT_PARAMS, active));
       const mixed = (1 - w) * asCaptured.score + w * inBlurred.score;
-      // (To 1e-9: the production code keeps the logit finite for a score of exactly 0 or 1.)
       expect(blended.score).toBeCloseTo(sigmoid(logit(mixed) + DEFAULT_PARAMS.blend!.shift[band]), 9);
       expect(blended.distance).toBeCloseTo((1 - w) * asCaptured.distance + w * inBlurred.distance, 12);
       expect(blended.bestRefId).toBe(asCaptured.bestRefId);
