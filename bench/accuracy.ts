@@ -34,13 +34,13 @@ import { decodePage } from "../src/verify/decode/index";
 import { extractFeatures, type SignatureFeatures } from "../src/verify/features";
 import type { Raster } from "../src/verify/types";
 import { loadDataset, type Dataset, type Sample, type Writer } from "./lib/dataset";
-import { lodoParams, lodoTargets } from "./lib/lodo";
+import { fitKnobs, lodoParams, lodoTargets, partsLeftOut } from "./lib/lodo";
 import { loadNodeCore } from "./lib/node-core";
 import { runProtocol } from "./lib/protocol";
 import type { Trial } from "./lib/trial";
 import { type Concentration, concentration, pct, rates, type Rates } from "./lib/rates";
 import { throughA4Page } from "./lib/a4-page";
-import { fitParams } from "./train/fit";
+import { fitAll } from "./train/fit";
 
 const NS = [1, 3, 5, 10];
 const FOLDS = 5;
@@ -291,24 +291,11 @@ function fitCached(
   const key = `${trainedOn.join(",")}:${classifier}`;
   let p = fitMemo.get(key);
   if (!p) {
-    p = fitParams(core, writers, {
-      trainedOn,
-      classifier,
-      anchor: anchorFromEnv(),
-      randomWeight: envNumber("RANDOM_WEIGHT"),
-      priorStrength: envNumber("PRIOR_STRENGTH"),
-      k: envNumber("K"),
-      spreadFloor: envNumber("SPREAD_FLOOR"),
-    });
+    // Every part of the parameters, as the headline and train:scoring fit them.
+    p = fitAll(core, writers, { ...fitKnobs(), trainedOn, classifier, anchor: anchorFromEnv() }, partsLeftOut());
     fitMemo.set(key, p);
   }
   return p;
-}
-
-// Tuning knobs for experiments (never in reported tables unless stated).
-function envNumber(name: string): number | undefined {
-  const v = process.env[name];
-  return v ? Number(v) : undefined;
 }
 
 function anchorFromEnv(): { score: number; far: number } | null | undefined {

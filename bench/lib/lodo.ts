@@ -62,14 +62,8 @@ export function lodoParams(core: Core, scored: Dataset, loaded: Dataset[], memo 
       anchor: { score: DEFAULT_THRESHOLDS.approve, far: 0.02 },
       ...fitKnobs(),
     };
-    // Every part, as train:scoring fits them. For comparison runs, NO_BLUR_REGIME=1, NO_BINARISED_REGIME=1
-    // and NO_BLEND=1 leave parts out (without the blend, a comparison as captured is blended only when the
-    // capture is blurrier than its references).
-    p = fitAll(core, writers, opt, {
-      blurred: !!process.env.NO_BLUR_REGIME,
-      binarised: !!process.env.NO_BINARISED_REGIME,
-      blend: !!process.env.NO_BLEND,
-    });
+    // Every part, as train:scoring fits them (partsLeftOut: for comparison runs).
+    p = fitAll(core, writers, opt, partsLeftOut());
     memo.set(key, p);
   }
   if (p.trainedOn.includes(scored.name)) throw new Error(`parameters for ${scored.name} were trained on it`);
@@ -79,12 +73,21 @@ export function lodoParams(core: Core, scored: Dataset, loaded: Dataset[], memo 
 export const datasetName = (folder: string): string => basename(resolve(folder));
 
 /**
+ * Parts of the scoring parameters left out of a comparison run, from the environment: NO_BLUR_REGIME=1,
+ * NO_BINARISED_REGIME=1 and NO_BLEND=1 (without the blend, a comparison as captured is blended only when the
+ * capture is blurrier than its references). By default every part is fitted, as train:scoring fits them.
+ */
+export function partsLeftOut(): { blurred: boolean; binarised: boolean; blend: boolean } {
+  return { blurred: !!process.env.NO_BLUR_REGIME, binarised: !!process.env.NO_BINARISED_REGIME, blend: !!process.env.NO_BLEND };
+}
+
+/**
  * Tuning knobs for experiments, from the environment (never in reported tables unless stated; docs/accuracy.md
  * names the ones its experiments used): PRIOR_STRENGTH, SPREAD_FLOOR, K, OUTLIER_Z, LAMBDA, RANDOM_WEIGHT,
  * BLEND_SHARE (numbers, FitOptions of bench/train/fit.ts) and PER_BAND (any value: one classifier per band of
  * reference counts).
  */
-function fitKnobs(): Partial<FitOptions> {
+export function fitKnobs(): Partial<FitOptions> {
   const out: Partial<FitOptions> = {};
   const num = (name: string) => (process.env[name] ? Number(process.env[name]) : undefined);
   out.priorStrength = num("PRIOR_STRENGTH");
