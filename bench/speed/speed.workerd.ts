@@ -26,6 +26,7 @@ import { analyseDocument, checkDocument, pageDecodeScale } from "../../src/verif
 import { analyseFrame } from "../../src/verify/pipeline-frame";
 import { assessQuality } from "../../src/verify/quality";
 import { cropRaster, paddedBox } from "../../src/verify/render";
+import { blur } from "../lib/render";
 import { encodeJpeg, makeWriter, photoOf, renderForm, renderSignature, signatureBoxes } from "../../test/fixtures/generator";
 
 const RUNS = 9;
@@ -173,6 +174,13 @@ it("speed", async () => {
   report(
     `A4: features (one signature, as a check of a grey scan against bitonal references: ${regimeOf(extractForCheck(core, crop, bitonalRefs))})`,
     await measure(() => extractForCheck(core, crop, bitonalRefs)),
+  );
+  // A softer grey scan: binarised, with the blurred regime's share (compare.ts binarisedBlurShare), two vectors.
+  const softCrop = blur(crop, 0.6);
+  const soft = extractForCheck(core, softCrop, bitonalRefs);
+  report(
+    `A4: features (one signature, as a check of a soft grey scan against bitonal references: ${regimeOf(soft)}${soft.blurred ? " with its blurred vector" : ""})`,
+    await measure(() => extractForCheck(core, softCrop, bitonalRefs)),
   );
   const blurredCrop = photoOf(crop, { seed: 3, blur: 1.5, noise: 4 });
   report(

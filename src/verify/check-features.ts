@@ -10,6 +10,8 @@
  * check reads one vector, its regime's, and the result carries `regime`, so that compareToModel compares
  * it there without deciding again. A check compared as captured reads two, its own and its blurred one,
  * because its score blends the two regimes (compare.ts blurredShare); both come from one preprocessing.
+ * So does a soft grey check binarised against bitonal references (binarisedBlurShare): its binarised
+ * vector and its blurred one.
  */
 import { edgeWidth } from "./blur-measure";
 import { DEFAULT_PARAMS, type ScoringParams } from "./calibration";
@@ -33,12 +35,15 @@ export function extractForCheck(
     const q = { edgeWidth: width, greyShare: roundMeasure(m.greyShare), resolution: roundMeasure(m.resolution) };
     const choice = regimeFor(q, model, params);
     chosen = choice.regime;
-    wanted = chosen === "sharp" && choice.blurredShare > 0 ? "sharp+blurred" : vectorKindFor(chosen, q.greyShare);
+    const kind = vectorKindFor(chosen, q.greyShare);
+    wanted = choice.blurredShare > 0 && kind !== "blurred" ? `${kind}+blurred` : kind;
     return wanted;
   });
   // A binarised rendering without ink comes back as captured (one.kind "sharp"): left without a regime,
   // compareToModel then compares it as captured, as it would any signature lacking the regime's vector.
-  const regime = one.inkFound && chosen !== "sharp" && one.kind === wanted ? chosen : null;
-  if (one.blurred) return featuresOf(signature, one, width, one.vector, { blurred: encodeVector(one.blurred) });
-  return featuresOf(signature, one, width, one.vector, regime ? { regime } : {});
+  const regime = one.inkFound && chosen !== "sharp" && one.kind === wanted.replace("+blurred", "") ? chosen : null;
+  return featuresOf(signature, one, width, one.vector, {
+    ...(regime ? { regime } : {}),
+    ...(one.blurred ? { blurred: encodeVector(one.blurred) } : {}),
+  });
 }

@@ -12,8 +12,10 @@
  */
 import type { Core, VectorKind } from "./core";
 import { blendedScore, DEFAULT_PARAMS, scoreOf, type ScoringParams } from "./calibration";
+import { BLURRED_EDGE_WIDTH } from "./blur-measure";
 import {
   BINARISE_MIN_RESOLUTION,
+  BINARISED_BLUR_FROM,
   BLUR_BLEND_FROM,
   BLUR_BLEND_TO,
   binarisedView,
@@ -45,9 +47,10 @@ export interface Comparison {
    */
   regime?: Exclude<Regime, "sharp">;
   /**
-   * Set when the score is a blend of the signature compared as captured and in the blurred regime: the
-   * blurred comparison's share, in (0, 1] (blurredShare: the parameters' least share, more for a capture
-   * blurrier than its references).
+   * Set when the score is a blend of the signature compared as captured (or binarised, for a grey capture
+   * against bitonal references) and in the blurred regime: the blurred comparison's share, in (0, 1]
+   * (blurredShare: the parameters' least share, more for a capture blurrier than its references;
+   * binarisedBlurShare: by the edge width of a soft grey capture).
    */
   blurredShare?: number;
 }
@@ -113,8 +116,9 @@ export interface RegimeChoice {
   model: ReferenceModel;
   params: ScoringParams;
   /**
-   * For a signature compared as captured ("sharp"): the share of its score that comes from the blurred
-   * regime instead, 0 to 1 (blurredShare). 0 in the other regimes.
+   * The share of the score that comes from the blurred regime instead, 0 to 1: for a signature compared as
+   * captured ("sharp"), blurredShare; for a grey capture binarised against bitonal references,
+   * binarisedBlurShare. 0 otherwise.
    */
   blurredShare: number;
 }
@@ -131,7 +135,8 @@ export interface RegimeChoice {
  *   vector against the references as a bitonal scanner would have made them (`binarised` sub-model and
  *   parameters).
  * - grey against bitonal references, with enough resolution (resolutionToBinarise): in the binarised
- *   regime, by its binarised vector against the references as they are.
+ *   regime, by its binarised vector against the references as they are; a soft capture's score blends in
+ *   the blurred regime's (binarisedBlurShare).
  * - anything else as captured ("sharp"). So is a regime whose sub-model or parameters are missing. Its
  *   score blends in the blurred regime's, the more so the blurrier the capture is than its references
  *   (blurredShare).
@@ -147,7 +152,9 @@ export function regimeFor(
   if (q.greyShare !== undefined) {
     const bitonal = isBitonal(q.greyShare);
     const refsBitonal = referencesBitonal(model);
-    if (!bitonal && refsBitonal && resolutionToBinarise(q, model)) return { regime: "binarised", model, params, blurredShare: 0 };
+    if (!bitonal && refsBitonal && resolutionToBinarise(q, model)) {
+      return { regime: "binarised", model, params, blurredShare: binarisedBlurShare(q, model, params) };
+    }
     if (bitonal && !refsBitonal && params.binarised && model.binarised) {
       return { regime: "binarised", model: model.binarised, params: params.binarised, blurredShare: 0 };
     }
@@ -177,6 +184,21 @@ export function blurredShare(
   return least + (1 - least) * ramp;
 }
 
+/**
+ * How much of a grey capture's score comes from the blurred regime when it is binarised against bitonal
+ * references: 0 up to an edge width of BINARISED_BLUR_FROM, rising linearly to 1 at the blurred regime's
+ * switch (features.ts). A soft scan loses its thinnest strokes to the threshold, while the blurred regime
+ * compares the ink as it is, blurred on both sides alike.
+ */
+export function binarisedBlurShare(
+  q: Pick<SignatureFeatures, "edgeWidth">,
+  model: ReferenceModel,
+  params: ScoringParams = DEFAULT_PARAMS,
+): number {
+  if (!params.blurred || !model.blurred || q.edgeWidth === null || q.edgeWidth === undefined) return 0;
+  return Math.min(1, Math.max(0, (q.edgeWidth - BINARISED_BLUR_FROM) / (BLURRED_EDGE_WIDTH - BINARISED_BLUR_FROM)));
+}
+
 /** The vector of the questioned signature that a regime reads: a bitonal capture's own is already binarised. */
 export function vectorKindFor(regime: Regime, greyShare: number | undefined): VectorKind {
   return regime === "binarised" && isBitonal(greyShare) ? "sharp" : regime;
@@ -202,12 +224,20 @@ export function compareToModel(
   if (features.regime !== undefined) {
     // Extracted against this model in that regime (check-features.ts): `vector` is the regime's own.
     if (features.regime !== choice.regime) throw new ModelMismatchError("the signature was extracted for another reference model");
-    return { ...compareAsIs(core, features, choice.model, choice.params), regime: features.regime };
+    return withBinarisedBlur(
+      core,
+      features,
+      { ...compareAsIs(core, features, choice.model, choice.params), regime: features.regime },
+      choice,
+      model,
+      params,
+    );
   }
   const { regime } = choice;
   if (regime !== "sharp") {
     const view = viewIn(features, vectorKindFor(regime, features.greyShare));
-    if (view) return { ...compareAsIs(core, view, choice.model, choice.params), regime };
+    if (view)
+      return withBinarisedBlur(core, features, { ...compareAsIs(core, view, choice.model, choice.params), regime }, choice, model, params);
   }
   const asIs = compareAsIs(core, features, model, params);
   const w = choice.blurredShare;
@@ -224,6 +254,30 @@ export function compareToModel(
     };
   }
   return asIs;
+}
+
+/**
+ * A binarised comparison of a soft grey capture blended with its blurred regime's (binarisedBlurShare): the
+ * scores and distances mixed by the share, the explanation kept from the binarised comparison. Anything
+ * else, or a signature without its blurred vector, is returned as it is.
+ */
+function withBinarisedBlur(
+  core: Core,
+  features: SignatureFeatures,
+  c: Comparison,
+  choice: RegimeChoice,
+  model: ReferenceModel,
+  params: ScoringParams,
+): Comparison {
+  const w = choice.blurredShare;
+  if (choice.regime !== "binarised" || !(w > 0) || !features.inkFound || !features.blurred || !model.blurred || !params.blurred) return c;
+  const blurred = compareAsIs(core, blurredView(features), model.blurred, params.blurred);
+  return {
+    ...c,
+    score: (1 - w) * c.score + w * blurred.score,
+    distance: (1 - w) * c.distance + w * blurred.distance,
+    blurredShare: Math.round(w * 1000) / 1000,
+  };
 }
 
 /** Compare this vector with these references as it is, scored with `params`. */

@@ -92,10 +92,11 @@ export interface Extraction {
 export type VectorKind = "sharp" | "blurred" | "binarised";
 
 /**
- * What a check extracts (Core.extractOne): one vector, or the sharp one with its blurred one, for a capture
- * whose score blends the two regimes (compare.ts blurredShare).
+ * What a check extracts (Core.extractOne): one vector, or with its blurred one beside it, for a capture
+ * whose score blends in the blurred regime's: as captured (compare.ts blurredShare) or binarised against
+ * bitonal references (binarisedBlurShare).
  */
-export type CheckVectors = VectorKind | "sharp+blurred";
+export type CheckVectors = VectorKind | "sharp+blurred" | "binarised+blurred";
 
 /** What the core has measured of a crop by the time a check must choose its vector (Core.extractOne). */
 export interface CropMeasures {
@@ -108,7 +109,7 @@ export interface OneExtraction extends CropMeasures {
   vector: Float32Array;
   /** The kind asked for, or "sharp" when that was binarised and the binarised rendering held no ink. */
   kind: VectorKind;
-  /** With "sharp+blurred" (and ink): the blurred regime's vector beside the sharp `vector`. */
+  /** With "sharp+blurred" or "binarised+blurred" (and ink): the blurred regime's vector beside `vector`. */
   blurred?: Float32Array;
   inkFound: boolean;
   inkBox: { x: number; y: number; w: number; h: number };
@@ -311,9 +312,15 @@ export function createCore(module: WebAssembly.Module): Core {
           c.blurNorm(BLUR_SIGMA);
           return { ...m, kind: "sharp", vector, blurred: readVector(c, c.features()) };
         }
-        if (kind === "binarised") {
+        if (kind === "binarised" || kind === "binarised+blurred") {
+          let blurred: Float32Array | undefined;
+          if (kind === "binarised+blurred") {
+            // First: binarising preprocesses the crop again, which replaces the normalised image.
+            c.blurNorm(BLUR_SIGMA);
+            blurred = readVector(c, c.features());
+          }
           const vector = binarisedVector(c, crop);
-          if (vector) return { ...m, kind, vector };
+          if (vector) return { ...m, kind: "binarised", vector, ...(blurred ? { blurred } : {}) };
           // No ink once binarised (Extraction.binarised null): the crop as captured, preprocessed again.
           c.rewind(crop.mark);
           c.preprocess(crop.src, crop.width, crop.height, 0);

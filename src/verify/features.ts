@@ -85,6 +85,19 @@ export const COARSER_RESOLUTION = 0.75;
 export const BLUR_BLEND_FROM = 1.15;
 export const BLUR_BLEND_TO = 1.4;
 
+/**
+ * A grey capture against bitonal references is binarised at its Otsu threshold (compare.ts), which keeps
+ * a sharp scan's strokes. A softer one has spread its thinnest strokes below that threshold: a 1 px line
+ * under a blur of 0.7 px peaks at about half the ink's contrast, at 1.0 px at 0.38, and binarising drops
+ * it, so the signature lacks strokes its references have. From this edge width on, the blurred regime
+ * (which needs no threshold) takes a share of the score, rising linearly to all of it at the blurred
+ * regime's switch (BLURRED_EDGE_WIDTH); compare.ts binarisedBlurShare. 1.8 px is a sharp grey scan's own
+ * edge (the clean Dutch scans: 1.68 to 1.96 px, 10th to 90th percentile), so a good grey scanner's
+ * capture stays binarised; a bitonal scan blurred by 0.7 px measures 1.91 to 2.06 px, by 1.0 px 2.31 to
+ * 2.63 (docs/accuracy.md, "A soft grey capture against bitonal references", E51).
+ */
+export const BINARISED_BLUR_FROM = 1.8;
+
 export interface SignatureFeatures {
   version: number;
   /** Base64 of the little-endian f32 feature vector. */
