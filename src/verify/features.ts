@@ -93,8 +93,9 @@ export const BLUR_BLEND_TO = 1.4;
  * (which needs no threshold) takes a share of the score, rising linearly to all of it at the blurred
  * regime's switch (BLURRED_EDGE_WIDTH); compare.ts binarisedBlurShare. 1.8 px is a sharp grey scan's own
  * edge (the clean Dutch scans: 1.68 to 1.96 px, 10th to 90th percentile), so a good grey scanner's
- * capture stays binarised; a bitonal scan blurred by 0.7 px measures 1.91 to 2.06 px, by 1.0 px 2.31 to
- * 2.63 (docs/accuracy.md, "A soft grey capture against bitonal references", E51).
+ * capture stays binarised, or nearly (at most 0.18 of its score from the blurred regime at 1.96 px); a
+ * bitonal scan blurred by 0.7 px measures 1.91 to 2.06 px, by 1.0 px 2.31 to 2.63 (docs/accuracy.md, "A
+ * soft grey capture against bitonal references", E51).
  */
 export const BINARISED_BLUR_FROM = 1.8;
 
