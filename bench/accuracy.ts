@@ -40,15 +40,23 @@ import { runProtocol } from "./lib/protocol";
 import type { Trial } from "./lib/trial";
 import { type Concentration, concentration, pct, rates, type Rates } from "./lib/rates";
 import { throughA4Page } from "./lib/a4-page";
+import { parseOptions } from "./lib/cli";
 import { fitAll } from "./train/fit";
 
 const NS = [1, 3, 5, 10];
 const FOLDS = 5;
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
+const options = parseOptions({
+  values: ["--out", "--stride", "--cache", "--weights", "--train-on", "--page", "--json"],
+  flags: ["--on-line"],
+  usage: [
+    "npm run bench:accuracy [-- <dataset folder | folder of datasets>] [--out DIR] [--stride K] [--cache DIR]",
+    "npm run bench:accuracy -- <dataset folder> --weights shipped|cv|zmean-cv [--json FILE]",
+    "npm run bench:accuracy -- <dataset folder> --train-on <other dataset folder> [--json FILE]",
+    "npm run bench:accuracy -- <dataset folder> --page a4-jpeg [--on-line] [--weights ...] [--json FILE]",
+  ].join("\n"),
+});
+const arg = options.value;
 
 function folds(writers: Writer[]): Writer[][] {
   // Deterministic interleaving keeps folds balanced across the index order.
@@ -147,7 +155,7 @@ async function lodo(folder: string | undefined): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const folder = process.argv[2] && !process.argv[2].startsWith("--") ? process.argv[2] : undefined;
+  const folder = options.positional[0];
   if (!arg("--weights") && !arg("--train-on") && !arg("--page")) return lodo(folder);
   if (!folder) {
     console.error(
@@ -162,7 +170,7 @@ async function main(): Promise<void> {
   const cacheDir = arg("--cache");
   const pageMode = arg("--page");
   if (pageMode !== undefined && pageMode !== "a4-jpeg") throw new Error(`unknown --page ${pageMode}`);
-  const placement = process.argv.includes("--on-line") ? "on-line" : "centred";
+  const placement = options.flag("--on-line") ? "on-line" : "centred";
   // With --page: both decode modes from the same JPEG pages; the scaled mode's features go through
   // loadDataset, the whole-page mode's are kept aside and make a second copy of the dataset.
   const counts = { scaled: { located: 0, missed: 0 }, whole: { located: 0, missed: 0 } };

@@ -17,6 +17,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_THRESHOLDS } from "../src/domain/policy-defaults";
 import { estimateFromFeatures, levelOf, type ForgeabilityParams } from "../src/verify/forgeability";
+import { parseOptions } from "./lib/cli";
 import { loadDataset, type Dataset } from "./lib/dataset";
 import { spearman } from "./lib/metrics";
 import { loadNodeCore } from "./lib/node-core";
@@ -27,10 +28,14 @@ import { writeParams } from "./train/write-params";
 const TEST_NS = [3, 10];
 const DECILES = 10;
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
+const options = parseOptions({
+  values: ["--cache", "--json-dir", "--train-out", "--records-out", "--records-in", "--stride"],
+  usage: [
+    "npm run bench:forgeability -- <dataset folder> <other dataset folder> [--cache DIR] [--json-dir DIR]",
+    "                              [--train-out FILE] [--records-out FILE] [--records-in FILE] [--stride K]",
+  ].join("\n"),
+});
+const arg = options.value;
 
 interface Row {
   writer: string;
@@ -119,7 +124,7 @@ function evaluate(records: WriterRecord[], n: number, p: ForgeabilityParams, thr
 const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
 
 async function main(): Promise<void> {
-  const folders = process.argv.slice(2).filter((a, i, all) => !a.startsWith("--") && !all[i - 1]?.startsWith("--"));
+  const folders = options.positional;
   if (folders.length !== 2) {
     console.error(
       "usage: npm run bench:forgeability -- <dataset folder> <other dataset folder> [--cache DIR] [--json-dir DIR] [--train-out FILE] [--stride K]",

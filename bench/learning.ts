@@ -23,6 +23,7 @@ import { buildReferenceModel, type ReferenceInput } from "../src/verify/model";
 import type { Core } from "../src/verify/core";
 import { DEFAULT_LEARNING_MIN_SCORE, DEFAULT_QUALITY_FLOOR, DEFAULT_THRESHOLDS } from "../src/domain/policy-defaults";
 import { candidateRefusal, recordRefusal } from "../src/domain/learning-bar";
+import { parseOptions } from "./lib/cli";
 import { loadDataset, type Sample, type Writer } from "./lib/dataset";
 import { eer, ratesAt } from "./lib/metrics";
 import { loadNodeCore } from "./lib/node-core";
@@ -32,10 +33,11 @@ const ANCHORS = 3;
 const FULL = 10;
 const POISON = [1, 3];
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
+const options = parseOptions({
+  values: ["--train-on", "--json", "--stride", "--cache"],
+  usage: "npm run bench:learning -- <dataset folder> [--train-on <other dataset folder>] [--json FILE] [--stride K] [--cache DIR]",
+});
+const arg = options.value;
 
 const asRef = (s: Sample, learned = false): ReferenceInput => ({
   refId: s.path,
@@ -91,7 +93,7 @@ interface Column {
 }
 
 async function main(): Promise<void> {
-  const folder = process.argv[2];
+  const folder = options.positional[0];
   if (!folder || folder.startsWith("--")) {
     console.error(
       "usage: npm run bench:learning -- <dataset folder> [--train-on <other dataset folder>] [--json FILE] [--stride K] [--cache DIR]",

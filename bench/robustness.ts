@@ -38,6 +38,7 @@ import { estimateForgeability, type ForgeabilityParams } from "../src/verify/for
 import type { Raster } from "../src/verify/types";
 import { DEFAULT_THRESHOLDS } from "../src/domain/policy-defaults";
 import { type Dataset, loadDataset, RASTERS_KEPT, type Sample, type Writer } from "./lib/dataset";
+import { parseOptions } from "./lib/cli";
 import { lodoParams, lodoTargets } from "./lib/lodo";
 import { loadNodeCore } from "./lib/node-core";
 import { modelFor, questionedOf, regimeCounter } from "./lib/protocol";
@@ -48,10 +49,15 @@ import { crossValidatedRecords, FIT_NS, fitForgeability } from "./train/forgeabi
 
 const NS = [3, 10];
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
+const options = parseOptions({
+  values: ["--stride", "--only", "--out", "--cache", "--preview"],
+  flags: ["--forgeability"],
+  usage: [
+    "npm run bench:robustness [-- <dataset folder | folder of datasets>] [--stride K] [--only c1,c2]",
+    "                         [--out DIR] [--cache DIR] [--preview DIR] [--forgeability]",
+  ].join("\n"),
+});
+const arg = options.value;
 
 const log = (s: string) => process.stderr.write(s);
 
@@ -223,7 +229,7 @@ function printTable(title: string, rows: Row[]): void {
 
 async function main(): Promise<void> {
   const t0 = Date.now();
-  const folder = process.argv[2] && !process.argv[2].startsWith("--") ? process.argv[2] : undefined;
+  const folder = options.positional[0];
   const core = loadNodeCore();
   const coreBytes = new Uint8Array(readFileSync(fileURLToPath(new URL("../wasm/build/core.wasm", import.meta.url))));
   const stride = Number(arg("--stride") ?? 1);
@@ -244,7 +250,7 @@ async function main(): Promise<void> {
     const previewDir = arg("--preview");
     if (previewDir) await preview(ds, previewDir);
     const params = lodoParams(core, ds, [...full.values()]);
-    const forge = process.argv.includes("--forgeability") ? lodoForgeability(core, ds, [...full.values()]) : undefined;
+    const forge = options.flag("--forgeability") ? lodoForgeability(core, ds, [...full.values()]) : undefined;
     const byN = (refsFrom: Writer[], questioned: Writer[]) =>
       Object.fromEntries(NS.map((n) => [n, cell(scoreCondition(core, refsFrom, questioned, n, params, forge))]));
     const rows: Row[] = [
