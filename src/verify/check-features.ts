@@ -10,8 +10,8 @@
  * check reads one vector, its regime's, and the result carries `regime`, so that compareToModel compares
  * it there without deciding again. A check compared as captured reads two, its own and its blurred one,
  * because its score blends the two regimes (compare.ts blurredShare); both come from one preprocessing.
- * So does a soft grey check binarised against bitonal references (binarisedBlurShare): its binarised
- * vector and its blurred one.
+ * So does a soft grey check binarised against bitonal references (binarisedBlurShare): its blurred vector
+ * from the crop as preprocessed, and its binarised one from a second preprocessing of the same crop.
  */
 import { edgeWidth } from "./blur-measure";
 import { DEFAULT_PARAMS, type ScoringParams } from "./calibration";

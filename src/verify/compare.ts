@@ -186,16 +186,17 @@ export function blurredShare(
 
 /**
  * How much of a grey capture's score comes from the blurred regime when it is binarised against bitonal
- * references: 0 up to an edge width of BINARISED_BLUR_FROM, rising linearly to 1 at the blurred regime's
- * switch (features.ts). A soft scan loses its thinnest strokes to the threshold, while the blurred regime
- * compares the ink as it is, blurred on both sides alike.
+ * references: 0 up to an edge width of BINARISED_BLUR_FROM (features.ts), rising linearly to 1 at the
+ * blurred regime's switch (BLURRED_EDGE_WIDTH, blur-measure.ts). A soft scan loses its thinnest strokes to
+ * the threshold, while the blurred regime compares the ink as it is, blurred on both sides alike. None when
+ * the references are blurred themselves, as for blurredShare.
  */
 export function binarisedBlurShare(
   q: Pick<SignatureFeatures, "edgeWidth">,
   model: ReferenceModel,
   params: ScoringParams = DEFAULT_PARAMS,
 ): number {
-  if (!params.blurred || !model.blurred || q.edgeWidth === null || q.edgeWidth === undefined) return 0;
+  if (!params.blurred || !model.blurred || q.edgeWidth === null || q.edgeWidth === undefined || referencesBlurred(model)) return 0;
   return Math.min(1, Math.max(0, (q.edgeWidth - BINARISED_BLUR_FROM) / (BLURRED_EDGE_WIDTH - BINARISED_BLUR_FROM)));
 }
 
@@ -240,7 +241,9 @@ export function compareToModel(
       return withBinarisedBlur(core, features, { ...compareAsIs(core, view, choice.model, choice.params), regime }, choice, model, params);
   }
   const asIs = compareAsIs(core, features, model, params);
-  const w = choice.blurredShare;
+  // Only a choice as captured blends here: a binarised choice that lacks its vector (a rendering without
+  // ink) is compared as captured alone, whichever way it was extracted.
+  const w = regime === "sharp" ? choice.blurredShare : 0;
   // A questioned signature extracted without its blurred vector (one stored before the blend) is scored as captured.
   if (w > 0 && features.inkFound && features.blurred && model.blurred && params.blurred) {
     const blurred = compareAsIs(core, blurredView(features), model.blurred, params.blurred);

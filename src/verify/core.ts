@@ -107,7 +107,10 @@ export interface CropMeasures {
 /** One vector of a crop, with the crop's measures (Core.extractOne). */
 export interface OneExtraction extends CropMeasures {
   vector: Float32Array;
-  /** The kind asked for, or "sharp" when that was binarised and the binarised rendering held no ink. */
+  /**
+   * The kind asked for ("sharp" for "sharp+blurred", "binarised" for "binarised+blurred"), or "sharp" when
+   * that was binarised and the binarised rendering held no ink.
+   */
   kind: VectorKind;
   /** With "sharp+blurred" or "binarised+blurred" (and ink): the blurred regime's vector beside `vector`. */
   blurred?: Float32Array;
@@ -135,7 +138,8 @@ export interface Core {
   /**
    * Preprocess and extract the one vector a check compares: `choose` sees the crop's measures once it is
    * preprocessed and names the kind, and only that vector is computed (the sharp one, all zeros, for a
-   * blank crop). "sharp+blurred" computes both from the one preprocessing.
+   * blank crop). "sharp+blurred" computes both from the one preprocessing; "binarised+blurred" the blurred
+   * vector from it, then the binarised one from a second preprocessing of the same crop (kind "binarised").
    */
   extractOne(raster: Raster, choose: (m: CropMeasures) => CheckVectors): OneExtraction;
   /** Per-group distances of q to each ref: a Float32Array of refs.length * groupCount (ref-major). */

@@ -126,8 +126,9 @@ export interface SignatureFeatures {
   resolution?: number;
   /**
    * Set on a questioned signature extracted against its references in another regime than as captured
-   * (check-features.ts extractForCheck): `vector` is then that regime's vector, the only one it carries,
-   * and compareToModel compares it in that regime.
+   * (check-features.ts extractForCheck): `vector` is then that regime's vector, and compareToModel compares
+   * it in that regime. A binarised one may carry its blurred vector too (`blurred`), for a soft grey
+   * capture whose score blends in the blurred regime's (compare.ts binarisedBlurShare).
    */
   regime?: "blurred" | "binarised";
   /** False when the crop held no ink. */
@@ -140,8 +141,8 @@ const cache = new WeakMap<SignatureFeatures, Float32Array>();
 
 /**
  * A reference's features: its own vector, the blurred one, and the binarised one when it is grey, since
- * any later check may be blurred or bitonal. A questioned signature carries only the vector its check
- * compares (check-features.ts).
+ * any later check may be blurred or bitonal. A questioned signature carries only the vectors its check
+ * compares (check-features.ts): one, or two when its score blends in the blurred regime's.
  */
 export function extractFeatures(core: Core, signature: Raster): SignatureFeatures {
   const width = roundMeasure(edgeWidth(signature));

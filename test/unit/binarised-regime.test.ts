@@ -203,6 +203,12 @@ describe("a soft grey capture against bitonal references", () => {
     // Without the blurred regime in the parameters, nothing to blend with.
     const soft = extractFeatures(core, blur(greyScan(3, 7), 0.7));
     expect(regimeFor(soft, bitonalRefs).blurredShare).toBeGreaterThan(0);
+    // A binarised choice without its vector (a rendering that held no ink) is compared as captured alone,
+    // however it was extracted: the share meant for the binarised blend does not blend it as captured.
+    const noInk = compareToModel(core, { ...soft, binarised: undefined }, bitonalRefs);
+    expect(noInk.regime).toBeUndefined();
+    expect(noInk.blurredShare).toBeUndefined();
+    expect(noInk.score).toBe(compareToModel(core, { ...soft, binarised: undefined, blurred: undefined }, bitonalRefs).score);
     expect(regimeFor(soft, bitonalRefs, { ...DEFAULT_PARAMS, blurred: undefined })).toMatchObject({ regime: "binarised", blurredShare: 0 });
   });
 
