@@ -28,12 +28,13 @@ import { writeParams } from "./train/write-params";
 const TEST_NS = [3, 10];
 const DECILES = 10;
 
+const USAGE = [
+  "npm run bench:forgeability -- <dataset folder> <other dataset folder> [--cache DIR] [--json-dir DIR]",
+  "                              [--train-out FILE] [--records-out FILE] [--records-in FILE] [--stride K]",
+].join("\n");
 const options = parseOptions({
   values: ["--cache", "--json-dir", "--train-out", "--records-out", "--records-in", "--stride"],
-  usage: [
-    "npm run bench:forgeability -- <dataset folder> <other dataset folder> [--cache DIR] [--json-dir DIR]",
-    "                              [--train-out FILE] [--records-out FILE] [--records-in FILE] [--stride K]",
-  ].join("\n"),
+  usage: USAGE,
 });
 const arg = options.value;
 
@@ -126,9 +127,7 @@ const pct = (v: number) => `${(100 * v).toFixed(1)}%`;
 async function main(): Promise<void> {
   const folders = options.positional;
   if (folders.length !== 2) {
-    console.error(
-      "usage: npm run bench:forgeability -- <dataset folder> <other dataset folder> [--cache DIR] [--json-dir DIR] [--train-out FILE] [--stride K]",
-    );
+    console.error(`two dataset folders are needed\n\n${USAGE}`);
     process.exit(2);
   }
   const t0 = Date.now();
