@@ -222,62 +222,52 @@ export function compareToModel(
     throw new ModelMismatchError("the reference model was built with other features: rebuild it");
   }
   const choice = regimeFor(features, model, params);
+  // Outside the comparison as captured, only a soft grey capture binarised against bitonal references has a
+  // blurred share (binarisedBlurShare): its scores mix as they are.
+  const mixed = (own: number, inBlurred: number) => (1 - choice.blurredShare) * own + choice.blurredShare * inBlurred;
   if (features.regime !== undefined) {
     // Extracted against this model in that regime (check-features.ts): `vector` is the regime's own.
     if (features.regime !== choice.regime) throw new ModelMismatchError("the signature was extracted for another reference model");
-    return withBinarisedBlur(
-      core,
-      features,
-      { ...compareAsIs(core, features, choice.model, choice.params), regime: features.regime },
-      choice,
-      model,
-      params,
-    );
+    const c = { ...compareAsIs(core, features, choice.model, choice.params), regime: features.regime };
+    return withBlurred(core, features, c, choice.blurredShare, model, params, mixed);
   }
   const { regime } = choice;
   if (regime !== "sharp") {
     const view = viewIn(features, vectorKindFor(regime, features.greyShare));
-    if (view)
-      return withBinarisedBlur(core, features, { ...compareAsIs(core, view, choice.model, choice.params), regime }, choice, model, params);
+    if (view) {
+      const c = { ...compareAsIs(core, view, choice.model, choice.params), regime };
+      return withBlurred(core, features, c, choice.blurredShare, model, params, mixed);
+    }
   }
-  const asIs = compareAsIs(core, features, model, params);
   // Only a choice as captured blends here: a binarised choice that lacks its vector (a rendering without
   // ink) is compared as captured alone, whichever way it was extracted.
   const w = regime === "sharp" ? choice.blurredShare : 0;
-  // A questioned signature extracted without its blurred vector (one stored before the blend) is scored as captured.
-  if (w > 0 && features.inkFound && features.blurred && model.blurred && params.blurred) {
-    const blurred = compareAsIs(core, blurredView(features), model.blurred, params.blurred);
-    const refCount = model.refs.filter((r) => !r.outlier).length;
-    // The explanation (best reference, regions) stays the signature's as captured: that is what a reviewer sees.
-    return {
-      ...asIs,
-      score: blendedScore(asIs.score, blurred.score, w, refCount, params),
-      distance: (1 - w) * asIs.distance + w * blurred.distance,
-      blurredShare: Math.round(w * 1000) / 1000,
-    };
-  }
-  return asIs;
+  return withBlurred(core, features, compareAsIs(core, features, model, params), w, model, params, (own, inBlurred) =>
+    blendedScore(own, inBlurred, w, model.refs.filter((r) => !r.outlier).length, params),
+  );
 }
 
 /**
- * A binarised comparison of a soft grey capture blended with its blurred regime's (binarisedBlurShare): the
- * scores and distances mixed by the share, the explanation kept from the binarised comparison. Anything
- * else, or a signature without its blurred vector, is returned as it is.
+ * A comparison blended with the blurred regime's, which takes the share `w` of its distance and, through
+ * `score`, of its score (the blend of a comparison as captured, with its shift; the plain mix of a
+ * binarised one). The explanation (best reference, regions) stays the comparison's own: that is what a
+ * reviewer sees. With no share, or without the blurred vector (a signature stored before the blend), the
+ * comparison is returned as it is.
  */
-function withBinarisedBlur(
+function withBlurred(
   core: Core,
   features: SignatureFeatures,
   c: Comparison,
-  choice: RegimeChoice,
+  w: number,
   model: ReferenceModel,
   params: ScoringParams,
+  score: (own: number, inBlurred: number) => number,
 ): Comparison {
-  const w = choice.blurredShare;
-  if (choice.regime !== "binarised" || !(w > 0) || !features.inkFound || !features.blurred || !model.blurred || !params.blurred) return c;
+  if (!(w > 0) || !features.inkFound || !features.blurred || !model.blurred || !params.blurred) return c;
   const blurred = compareAsIs(core, blurredView(features), model.blurred, params.blurred);
   return {
     ...c,
-    score: (1 - w) * c.score + w * blurred.score,
+    score: score(c.score, blurred.score),
     distance: (1 - w) * c.distance + w * blurred.distance,
     blurredShare: Math.round(w * 1000) / 1000,
   };
