@@ -1,15 +1,19 @@
 // Bare signature images checked without an input_type (docs/accuracy.md, "Bare images sent without an
 // input_type"): does the locator box the whole signature? Per image of every K-th writer: nothing found,
-// several boxes, and the share of the image's ink (Otsu) outside the most confident box.
-//   node --import tsx bench/experiments/locate-bare.ts <dataset name> [K, default 4]
+// several boxes, and the share of the image's ink (Otsu) outside the most confident box. With a margin, each
+// image is first cut down to its ink (as a signature_image locates it) plus that many pixels on each side:
+// the tight crop a capture app or a user's editor sends (0: ink touching every edge).
+//   node --import tsx bench/experiments/locate-bare.ts <dataset name> [K, default 4] [margin px]
 import { readFileSync } from "node:fs";
 import { decodePage } from "../../src/verify/decode";
 import { locateSignatures } from "../../src/verify/locate";
 import { otsu } from "../../src/verify/morphology";
+import { cropRaster } from "../../src/verify/render";
 import { findDatasetsRoot } from "../lib/lodo";
 const root = `${findDatasetsRoot() ?? "../shared/datasets"}/`;
 const [ds, strideArg] = process.argv.slice(2);
 const stride = Number(strideArg ?? 4);
+const margin = process.argv[4] === undefined ? null : Number(process.argv[4]);
 const lines = readFileSync(root + ds + "/index.csv", "utf8")
   .trim()
   .split("\n")
@@ -24,7 +28,14 @@ const cuts: number[] = [];
 for (const l of lines) {
   const [path, writer] = l.split(",");
   if (!writers.includes(writer)) continue;
-  const r = await decodePage(new Uint8Array(readFileSync(root + ds + "/" + path)), 0);
+  let r = await decodePage(new Uint8Array(readFileSync(root + ds + "/" + path)), 0);
+  if (margin !== null) {
+    const b = locateSignatures([r], { inputType: "signature_image" })[0]?.box;
+    if (!b) continue;
+    const x = Math.max(0, b.x - margin),
+      y = Math.max(0, b.y - margin);
+    r = cropRaster(r, { x, y, w: Math.min(r.width - x, b.w + 2 * margin), h: Math.min(r.height - y, b.h + 2 * margin) });
+  }
   const t = otsu(r.data);
   let ink = 0;
   for (let i = 0; i < r.data.length; i++) if (r.data[i] <= t) ink++;
@@ -48,6 +59,7 @@ console.log(
   ds,
   "stride",
   stride,
+  ...(margin === null ? [] : ["margin", margin]),
   "images",
   n,
   "none",

@@ -11,8 +11,8 @@
  * `index` is 0-based across the document, in reading order (page, then top to bottom, then left to right).
  * `target.box` is in page pixels and applies to the target page, or to every page when no page is given.
  */
-import { classifyPage, Kind, type PageClassification } from "./classify";
-import { labelComponents } from "./components";
+import { classifyPage, Kind, MIN_CONFIDENCE, type PageClassification } from "./classify";
+import { labelComponents, type Component } from "./components";
 import { clip, inkMask, isFrameEdge, toPage, unionBox, withFaintInk, workFactor, type Found } from "./ink-mask";
 import { locateWithTemplate, type TemplateModel } from "./template";
 import { VerifyError, type Box, type Raster } from "./types";
@@ -145,28 +145,132 @@ function unprinted(c: PageClassification): boolean {
 }
 
 /**
+ * A signature's loops can fit the ring test, and take the pieces inside them along as a "stamp": up to 0.2
+ * of the ink on the development images (every 4th Dutch and every 10th Bengali writer, at most 0.16 and
+ * 0.20). A real stamp beside a signature is more: 0.32 to 0.58 of the ink in a window around the signature
+ * on the test forms.
+ */
+const STAMP_SPECKS = 0.25;
+/** Letters at least this share of the image's height are the image's subject, not print on it. */
+const LARGE_LETTERS = 0.1;
+
+/**
+ * Sent without an input_type, is this small image a bare signature, all its ink the signature? The page
+ * search's cuts would otherwise leave parts of it out, or find nothing. Yes when nothing on it was taken
+ * for print or a stamp, and also when what was is
+ * - a stamp too small to be one (STAMP_SPECKS);
+ * - one line of large letters that do not sit on a line to a pixel: a name written in separate letters
+ *   (Bengali or Devanagari hanging from its headline) lines up like a row of print, and on a bare image
+ *   there is no smaller body text for it to stand above (classify.ts `findTextRows`). Print on a small
+ *   image that also holds a signature is small beside it, or comes in several lines, or keeps its
+ *   baseline (or its headline) to a pixel.
+ * And the signature must be there: something was proposed, or one piece of ink spans a good part of the
+ * image (a tight crop, where the signature is too wide for a candidate).
+ */
+function looksBare(c: PageClassification, m: { w: number; h: number }): boolean {
+  const text = c.components.filter((_, i) => c.kinds[i] === Kind.Text);
+  const line = text.length > 0 ? lineOfWriting(text, m.h) : null;
+  if (text.length > 0 && !line) return false;
+  let ink = 0,
+    stamp = 0,
+    spans = false;
+  c.components.forEach((comp, i) => {
+    const k = c.kinds[i];
+    if (k === Kind.Line) {
+      // A thin-pen signature that runs to the image's edges can pass for a sparse frame line; a frame's
+      // edge lies along a side, where a signature spreads over the image (locateWholeInk keeps it).
+      if (Math.min(comp.w, comp.h) >= 0.15 * Math.max(comp.w, comp.h) && comp.w >= 0.5 * m.w && comp.h >= 0.25 * m.h) spans = true;
+      return;
+    }
+    ink += comp.area;
+    // Within the line of writing, a "stamp" is one of its loops.
+    if (k === Kind.Stamp && !(line && comp.y >= line.top && comp.y + comp.h <= line.bottom)) stamp += comp.area;
+    if (comp.w >= 0.5 * m.w || comp.h >= 0.5 * m.h) spans = true;
+  });
+  if ((ink === 0 && !spans) || stamp > STAMP_SPECKS * ink) return false;
+  return line !== null || c.found.length > 0 || spans;
+}
+
+/** The band of the image the text lies in, when it is one line of large letters that wander. */
+function lineOfWriting(text: Component[], imageH: number): { top: number; bottom: number } | null {
+  const hs = text.map((t) => t.h).sort((a, b) => a - b);
+  if (hs[hs.length >> 1] < LARGE_LETTERS * imageH) return null;
+  const top = Math.min(...text.map((t) => t.y)),
+    bottom = Math.max(...text.map((t) => t.y + t.h));
+  if (bottom - top > 2 * hs[hs.length - 1]) return null;
+  // Print keeps its baseline (Bengali and Devanagari print, their headline) to a pixel, but for the few
+  // letters that reach below (above) it; a hand wanders. Along a fitted line, since a page levelled to a
+  // quarter of a degree still drifts a few pixels over a long line.
+  const xs = text.map((t) => t.x + t.w / 2);
+  const level = Math.max(
+    shareOnLine(
+      xs,
+      text.map((t) => t.y),
+    ),
+    shareOnLine(
+      xs,
+      text.map((t) => t.y + t.h),
+    ),
+  );
+  return level < PRINT_LEVEL ? { top, bottom } : null;
+}
+
+/** Print: at least this share of its letters on one line. Latin descenders are about one letter in six. */
+const PRINT_LEVEL = 0.75;
+/** The slope a levelled page can keep: ink-mask.ts turns it only past about a quarter of a degree. */
+const MAX_DRIFT = 0.005;
+
+/**
+ * The share of the points within a pixel of the line through them: its slope the median of the pairwise
+ * slopes, at most what levelling leaves (MAX_DRIFT), so that a few scattered letters do not line up along
+ * a tilt of their own.
+ */
+function shareOnLine(xs: number[], ys: number[]): number {
+  const slopes: number[] = [];
+  for (let i = 0; i < xs.length; i++)
+    for (let j = i + 1; j < xs.length; j++) if (xs[j] !== xs[i]) slopes.push((ys[j] - ys[i]) / (xs[j] - xs[i]));
+  const slope = Math.max(-MAX_DRIFT, Math.min(MAX_DRIFT, median(slopes)));
+  const offset = median(ys.map((y, i) => y - slope * xs[i]));
+  return ys.filter((y, i) => Math.abs(y - slope * xs[i] - offset) <= 1).length / ys.length;
+}
+
+function median(v: number[]): number {
+  if (v.length === 0) return 0;
+  const s = [...v].sort((a, b) => a - b);
+  return s[s.length >> 1];
+}
+
+/**
  * A page or crop of a page that may hold print, lines, stamps and any number of signatures. With
- * `bareIfUnprinted` (no input_type, a small image) an image with no print and no stamp is a bare signature:
- * searched as a page, the search's cuts (a first letter standing apart, an underline taken for a rule)
- * would leave part of it out (a third of the Dutch development images lost more than 2% of their ink).
+ * `bareIfUnprinted` (no input_type, a small image) an image that `looksBare` is a bare signature: searched
+ * as a page, the search's cuts (a first letter standing apart, an underline taken for a rule) would leave
+ * part of it out (a third of the Dutch development images lost more than 2% of their ink).
  */
 function locateOnPage(view: PageView, region: Box, faintSecondLook: boolean, bareIfUnprinted = false): Found[] {
   const page = { width: view.width, height: view.height };
   const pageScale = view.scale;
+  let coarse: Found[] | null = null;
   if (workFactor(region) === 1 && Math.max(region.w, region.h) >= 400) {
     // A small image (a live-capture frame) usually shows the signature close up; at half size it is
     // found as well, four times sooner. Only when it is not big and clear there is the full size read.
-    const coarse = inkMask(view.raster, region, { factor: 2, deskew: true, pageScale });
-    const looked = classifyPage(coarse);
-    const found = looked.found;
-    if (bareIfUnprinted && found.length > 0 && unprinted(looked)) return locateWholeInk(view, region);
-    if (found.length > 0 && found.every((f) => f.box.h >= 40 && f.confidence >= 0.8)) {
-      return found.map((f) => ({ box: toPage(f.box, coarse, region, page), confidence: f.confidence }));
+    const cm = inkMask(view.raster, region, { factor: 2, deskew: true, pageScale });
+    const looked = classifyPage(cm);
+    if (bareIfUnprinted && looked.found.length > 0 && unprinted(looked)) return locateWholeInk(view, region);
+    if (looked.found.length > 0 && looked.found.every((f) => f.box.h >= 40 && f.confidence >= 0.8)) {
+      coarse = looked.found.map((f) => ({ box: toPage(f.box, cm, region, page), confidence: f.confidence }));
+      if (!bareIfUnprinted) return coarse;
     }
   }
   const m = inkMask(view.raster, region, { deskew: true, pageScale });
   const strict = classifyPage(m);
-  if (bareIfUnprinted && strict.found.length > 0 && unprinted(strict)) return locateWholeInk(view, region);
+  // Whether an image is bare is the full-size look's call: at half size a loop's specks pass for a stamp
+  // more often, and a tight crop's letters for print.
+  if (bareIfUnprinted && looksBare(strict, m)) {
+    // Unless all it holds is specks (or one blot), which the page search may still read.
+    const whole = locateWholeInk(view, region).filter((f) => f.confidence >= MIN_CONFIDENCE);
+    if (whole.length > 0) return whole;
+  }
+  if (coarse) return coarse;
   let found = strict.found;
   let used = m;
   if (found.length === 0 && faintSecondLook) {
