@@ -199,12 +199,18 @@ function findTextRows(
     // with pen lifts, a capital three times a small letter, do not, and stand well above the body text.
     const p10 = hs[Math.floor(0.1 * (hs.length - 1))],
       p90 = hs[Math.ceil(0.9 * (hs.length - 1))];
-    // And print sits on a line (Bengali print hangs from one): most of a row's tops or bottoms agree to a
-    // pixel or two, where handwriting's wander by a tenth of its height or more.
-    const wander = Math.min(mad(rows[r].map((i) => comps[i].y)), mad(rows[r].map((i) => comps[i].y + comps[i].h)));
+    // And print sits on a line (Bengali print hangs from one): most of a row's tops or bottoms keep it to
+    // a pixel, where handwriting's stray by a few (`keepsALine`).
     // A line signed on cuts the letters' lower parts off and leaves the bottoms level (Bengali tops are
     // level anyway): letters whose strokes go on across a removed rule were written across it.
-    const handwritten = med > 1.5 * body && (p90 > 2.5 * p10 || wander > Math.max(1.5, 0.1 * med) || crossed(rows[r]));
+    const handwritten =
+      med > 1.5 * body &&
+      (p90 > 2.5 * p10 ||
+        !keepsALine(
+          rows[r].map((i) => comps[i]),
+          PAGE_PRINT_LEVEL,
+        ) ||
+        crossed(rows[r]));
     if (printLike && !handwritten) for (const i of rows[r]) rowText[i] = true;
   });
   return { rowText, rows: rows.filter((l) => rowText[l[0]]), textH, body };
@@ -508,10 +514,46 @@ function scoreCandidate(box: Box, ink: number, m: InkMask, unit: number): number
   return clamp((0.1 + 0.9 * (0.35 * size + 0.45 * curve + 0.2 * sparse)) * shape * mass);
 }
 
-/** Median absolute deviation from the median. */
-function mad(v: number[]): number {
+/**
+ * How much of a line of type keeps its line. Type sits on its baseline (Bengali and Devanagari type hang
+ * from their headline) but for its descenders, about one letter in six in Latin text; but a letter of
+ * type can come in pieces (a bar, a dot, a vowel sign) that end elsewhere. On a page a heading taken for
+ * handwriting becomes a signature, so a tall row there is type when 0.6 of its pieces keep a line; a bare
+ * image, whose letters are whole (a name), asks for 0.75 (locate.ts).
+ */
+export const PAGE_PRINT_LEVEL = 0.6;
+export const BARE_PRINT_LEVEL = 0.75;
+/** The slope a levelled page can keep: ink-mask.ts turns it only past about a quarter of a degree. */
+const MAX_DRIFT = 0.005;
+
+/**
+ * Do these letters keep a line as type does, where a hand strays by a few pixels? At least `level` of
+ * them within a pixel of one straight line through their tops or their bottoms, along a fitted slope,
+ * since a page levelled to a quarter of a degree still drifts a few pixels over a long line.
+ */
+export function keepsALine(letters: Component[], level: number): boolean {
+  const xs = letters.map((t) => t.x + t.w / 2);
+  const tops = letters.map((t) => t.y),
+    bottoms = letters.map((t) => t.y + t.h);
+  return Math.max(shareOnLine(xs, tops), shareOnLine(xs, bottoms)) >= level;
+}
+
+/**
+ * The share of the points within a pixel of the line through them: its slope the median of the pairwise
+ * slopes, at most what levelling leaves (MAX_DRIFT), so that a few scattered letters do not line up along
+ * a tilt of their own.
+ */
+function shareOnLine(xs: number[], ys: number[]): number {
+  const slopes: number[] = [];
+  for (let i = 0; i < xs.length; i++)
+    for (let j = i + 1; j < xs.length; j++) if (xs[j] !== xs[i]) slopes.push((ys[j] - ys[i]) / (xs[j] - xs[i]));
+  const slope = Math.max(-MAX_DRIFT, Math.min(MAX_DRIFT, medianOf(slopes)));
+  const offset = medianOf(ys.map((y, i) => y - slope * xs[i]));
+  return ys.filter((y, i) => Math.abs(y - slope * xs[i] - offset) <= 1).length / ys.length;
+}
+
+function medianOf(v: number[]): number {
+  if (v.length === 0) return 0;
   const s = [...v].sort((a, b) => a - b);
-  const m = s[s.length >> 1];
-  const d = s.map((x) => Math.abs(x - m)).sort((a, b) => a - b);
-  return d[d.length >> 1];
+  return s[s.length >> 1];
 }

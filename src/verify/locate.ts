@@ -11,7 +11,7 @@
  * `index` is 0-based across the document, in reading order (page, then top to bottom, then left to right).
  * `target.box` is in page pixels and applies to the target page, or to every page when no page is given.
  */
-import { classifyPage, Kind, MIN_CONFIDENCE, type PageClassification } from "./classify";
+import { BARE_PRINT_LEVEL, classifyPage, Kind, keepsALine, MIN_CONFIDENCE, type PageClassification } from "./classify";
 import { labelComponents, type Component } from "./components";
 import { clip, inkMask, isFrameEdge, toPage, unionBox, withFaintInk, workFactor, type Found } from "./ink-mask";
 import { locateWithTemplate, type TemplateModel } from "./template";
@@ -198,46 +198,7 @@ function lineOfWriting(text: Component[], imageH: number): { top: number; bottom
   const top = Math.min(...text.map((t) => t.y)),
     bottom = Math.max(...text.map((t) => t.y + t.h));
   if (bottom - top > 2 * hs[hs.length - 1]) return null;
-  // Print keeps its baseline (Bengali and Devanagari print, their headline) to a pixel, but for the few
-  // letters that reach below (above) it; a hand wanders. Along a fitted line, since a page levelled to a
-  // quarter of a degree still drifts a few pixels over a long line.
-  const xs = text.map((t) => t.x + t.w / 2);
-  const level = Math.max(
-    shareOnLine(
-      xs,
-      text.map((t) => t.y),
-    ),
-    shareOnLine(
-      xs,
-      text.map((t) => t.y + t.h),
-    ),
-  );
-  return level < PRINT_LEVEL ? { top, bottom } : null;
-}
-
-/** Print: at least this share of its letters on one line. Latin descenders are about one letter in six. */
-const PRINT_LEVEL = 0.75;
-/** The slope a levelled page can keep: ink-mask.ts turns it only past about a quarter of a degree. */
-const MAX_DRIFT = 0.005;
-
-/**
- * The share of the points within a pixel of the line through them: its slope the median of the pairwise
- * slopes, at most what levelling leaves (MAX_DRIFT), so that a few scattered letters do not line up along
- * a tilt of their own.
- */
-function shareOnLine(xs: number[], ys: number[]): number {
-  const slopes: number[] = [];
-  for (let i = 0; i < xs.length; i++)
-    for (let j = i + 1; j < xs.length; j++) if (xs[j] !== xs[i]) slopes.push((ys[j] - ys[i]) / (xs[j] - xs[i]));
-  const slope = Math.max(-MAX_DRIFT, Math.min(MAX_DRIFT, median(slopes)));
-  const offset = median(ys.map((y, i) => y - slope * xs[i]));
-  return ys.filter((y, i) => Math.abs(y - slope * xs[i] - offset) <= 1).length / ys.length;
-}
-
-function median(v: number[]): number {
-  if (v.length === 0) return 0;
-  const s = [...v].sort((a, b) => a - b);
-  return s[s.length >> 1];
+  return keepsALine(text, BARE_PRINT_LEVEL) ? null : { top, bottom };
 }
 
 /**
