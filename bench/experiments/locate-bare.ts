@@ -3,6 +3,8 @@
 // several boxes, and the share of the image's ink (Otsu) outside the most confident box. With a margin, each
 // image is first cut down to its ink (as a signature_image locates it) plus that many pixels on each side:
 // the tight crop a capture app or a user's editor sends (0: ink touching every edge).
+// INPUT_TYPE=photo (or scan) in the environment sends that input_type instead of none: a signature alone on
+// a photo or a scan, searched as a page.
 //   node --import tsx bench/experiments/locate-bare.ts <dataset name> [K, default 4] [margin px]
 import { readFileSync } from "node:fs";
 import { decodePage } from "../../src/verify/decode";
@@ -39,7 +41,7 @@ for (const l of lines) {
   const t = otsu(r.data);
   let ink = 0;
   for (let i = 0; i < r.data.length; i++) if (r.data[i] <= t) ink++;
-  const found = locateSignatures([r], {});
+  const found = locateSignatures([r], { inputType: process.env.INPUT_TYPE });
   n++;
   if (found.length === 0) {
     none++;
@@ -57,6 +59,7 @@ for (const l of lines) {
 cuts.sort((a, b) => a - b);
 console.log(
   ds,
+  ...(process.env.INPUT_TYPE ? ["input_type", process.env.INPUT_TYPE] : []),
   "stride",
   stride,
   ...(margin === null ? [] : ["margin", margin]),

@@ -93,7 +93,7 @@ function findSignatures(
     if ((thin <= 3 && len >= 12 * thin) || isFrameEdge(c, m.w, m.h)) kinds[i] = Kind.Line;
   });
 
-  const { rowText, rows, textH, body } = findTextRows(comps, kinds, long, (row) => crossedByRule(row, comps, ruled, m.w));
+  const { rowText, rows, textH, body } = findTextRows(comps, kinds, long, m.h, (row) => crossedByRule(row, comps, ruled, m.w));
   const unit = textH ?? long * 0.008;
   // A signature written with pen lifts comes in letter-sized pieces: measured against a form's large
   // title instead of its body text, they would all be "small" and none tall enough to seed it.
@@ -140,6 +140,7 @@ function findTextRows(
   comps: Component[],
   kinds: Kind[],
   long: number,
+  pageH: number,
   crossed: (row: number[]) => boolean,
 ): { rowText: boolean[]; rows: number[][]; textH: number | null; body: number | null } {
   const order = comps.map((_, i) => i).filter((i) => kinds[i] === Kind.Neutral && comps[i].h <= long * 0.06);
@@ -190,6 +191,13 @@ function findTextRows(
   // height: a dotted leader to sign on is a long row of specks, not print.
   const long6 = sorted.filter((hs) => hs.length >= 6).map(medianOf);
   const body = long6.length > 0 ? Math.max(Math.min(...long6), 0.4 * textH) : textH;
+  // All the rows in one line of letters at least a tenth of the image's height: an image of a name alone
+  // (a signature photographed, scanned or cut out). It sets the body text's height itself, so it could
+  // never stand above it; its rows are judged as tall rows are, and asked to keep a line as whole letters do.
+  const ids = rows.flat();
+  const oneLine =
+    textH >= LARGE_LETTERS * pageH &&
+    Math.max(...ids.map((i) => comps[i].y + comps[i].h)) - Math.min(...ids.map((i) => comps[i].y)) <= 2 * pooled[pooled.length - 1];
   sorted.forEach((hs, r) => {
     const med = medianOf(hs);
     // A short row much taller than the body text is more likely a signature written in separate pieces;
@@ -203,17 +211,15 @@ function findTextRows(
     // a pixel, where handwriting's stray by a few (`keepsALine`).
     // A line signed on cuts the letters' lower parts off and leaves the bottoms level (Bengali tops are
     // level anyway): letters whose strokes go on across a removed rule were written across it.
-    const handwritten =
-      med > 1.5 * body &&
-      (p90 > 2.5 * p10 ||
-        !keepsALine(
-          rows[r].map((i) => comps[i]),
-          PAGE_PRINT_LEVEL,
-        ) ||
-        crossed(rows[r]));
+    const level = oneLine ? LINE_PRINT_LEVEL : PAGE_PRINT_LEVEL;
+    const letters = rows[r].map((i) => comps[i]);
+    const handwritten = (med > 1.5 * body || oneLine) && (p90 > 2.5 * p10 || !keepsALine(letters, level) || crossed(rows[r]));
     if (printLike && !handwritten) for (const i of rows[r]) rowText[i] = true;
   });
-  return { rowText, rows: rows.filter((l) => rowText[l[0]]), textH, body };
+  const printed = rows.filter((l) => rowText[l[0]]);
+  // A name alone on the image was all the "print" there was: there is none to measure its scale by.
+  if (oneLine && printed.length === 0) return { rowText, rows: [], textH: null, body: null };
+  return { rowText, rows: printed, textH, body };
 }
 
 /**
@@ -518,11 +524,13 @@ function scoreCandidate(box: Box, ink: number, m: InkMask, unit: number): number
  * How much of a line of type keeps its line. Type sits on its baseline (Bengali and Devanagari type hang
  * from their headline) but for its descenders, about one letter in six in Latin text; but a letter of
  * type can come in pieces (a bar, a dot, a vowel sign) that end elsewhere. On a page a heading taken for
- * handwriting becomes a signature, so a tall row there is type when 0.6 of its pieces keep a line; a bare
- * image, whose letters are whole (a name), asks for 0.75 (locate.ts).
+ * handwriting becomes a signature, so a tall row there is type when 0.6 of its pieces keep a line; a line
+ * of letters alone on an image, whose letters are whole (a name), when 0.75 do.
  */
-export const PAGE_PRINT_LEVEL = 0.6;
-export const BARE_PRINT_LEVEL = 0.75;
+const PAGE_PRINT_LEVEL = 0.6;
+const LINE_PRINT_LEVEL = 0.75;
+/** Letters at least this share of the image's height are the image's subject, not print on it. */
+const LARGE_LETTERS = 0.1;
 /** The slope a levelled page can keep: ink-mask.ts turns it only past about a quarter of a degree. */
 const MAX_DRIFT = 0.005;
 
@@ -531,7 +539,7 @@ const MAX_DRIFT = 0.005;
  * them within a pixel of one straight line through their tops or their bottoms, along a fitted slope,
  * since a page levelled to a quarter of a degree still drifts a few pixels over a long line.
  */
-export function keepsALine(letters: Component[], level: number): boolean {
+function keepsALine(letters: Component[], level: number): boolean {
   const xs = letters.map((t) => t.x + t.w / 2);
   const tops = letters.map((t) => t.y),
     bottoms = letters.map((t) => t.y + t.h);

@@ -11,8 +11,8 @@
  * `index` is 0-based across the document, in reading order (page, then top to bottom, then left to right).
  * `target.box` is in page pixels and applies to the target page, or to every page when no page is given.
  */
-import { BARE_PRINT_LEVEL, classifyPage, Kind, keepsALine, MIN_CONFIDENCE, type PageClassification } from "./classify";
-import { labelComponents, type Component } from "./components";
+import { classifyPage, Kind, MIN_CONFIDENCE, type PageClassification } from "./classify";
+import { labelComponents } from "./components";
 import { clip, inkMask, isFrameEdge, toPage, unionBox, withFaintInk, workFactor, type Found } from "./ink-mask";
 import { locateWithTemplate, type TemplateModel } from "./template";
 import { VerifyError, type Box, type Raster } from "./types";
@@ -151,54 +151,35 @@ function unprinted(c: PageClassification): boolean {
  * on the test forms.
  */
 const STAMP_SPECKS = 0.25;
-/** Letters at least this share of the image's height are the image's subject, not print on it. */
-const LARGE_LETTERS = 0.1;
 
 /**
  * Sent without an input_type, is this small image a bare signature, all its ink the signature? The page
  * search's cuts would otherwise leave parts of it out, or find nothing. Yes when nothing on it was taken
- * for print or a stamp, and also when what was is
- * - a stamp too small to be one (STAMP_SPECKS);
- * - one line of large letters that do not sit on a line to a pixel: a name written in separate letters
- *   (Bengali or Devanagari hanging from its headline) lines up like a row of print, and on a bare image
- *   there is no smaller body text for it to stand above (classify.ts `findTextRows`). Print on a small
- *   image that also holds a signature is small beside it, or comes in several lines, or keeps its
- *   baseline (or its headline) to a pixel.
- * And the signature must be there: something was proposed, or one piece of ink spans a good part of the
- * image (a tight crop, where the signature is too wide for a candidate).
+ * for print, and no stamp holds more than STAMP_SPECKS of its ink; and the signature is there: something
+ * was proposed, or one piece of ink spans a good part of the image (a tight crop, where the signature is
+ * too wide for a candidate). A name written in separate letters, which lines up like a row of type, is
+ * told from it by classify.ts (`findTextRows`, a line of letters alone on an image).
  */
 function looksBare(c: PageClassification, m: { w: number; h: number }): boolean {
-  const text = c.components.filter((_, i) => c.kinds[i] === Kind.Text);
-  const line = text.length > 0 ? lineOfWriting(text, m.h) : null;
-  if (text.length > 0 && !line) return false;
   let ink = 0,
     stamp = 0,
     spans = false;
-  c.components.forEach((comp, i) => {
-    const k = c.kinds[i];
+  for (let i = 0; i < c.components.length; i++) {
+    const comp = c.components[i],
+      k = c.kinds[i];
+    if (k === Kind.Text) return false;
     if (k === Kind.Line) {
       // A thin-pen signature that runs to the image's edges can pass for a sparse frame line; a frame's
       // edge lies along a side, where a signature spreads over the image (locateWholeInk keeps it).
       if (Math.min(comp.w, comp.h) >= 0.15 * Math.max(comp.w, comp.h) && comp.w >= 0.5 * m.w && comp.h >= 0.25 * m.h) spans = true;
-      return;
+      continue;
     }
     ink += comp.area;
-    // Within the line of writing, a "stamp" is one of its loops.
-    if (k === Kind.Stamp && !(line && comp.y >= line.top && comp.y + comp.h <= line.bottom)) stamp += comp.area;
+    if (k === Kind.Stamp) stamp += comp.area;
     if (comp.w >= 0.5 * m.w || comp.h >= 0.5 * m.h) spans = true;
-  });
+  }
   if ((ink === 0 && !spans) || stamp > STAMP_SPECKS * ink) return false;
-  return line !== null || c.found.length > 0 || spans;
-}
-
-/** The band of the image the text lies in, when it is one line of large letters that wander. */
-function lineOfWriting(text: Component[], imageH: number): { top: number; bottom: number } | null {
-  const hs = text.map((t) => t.h).sort((a, b) => a - b);
-  if (hs[hs.length >> 1] < LARGE_LETTERS * imageH) return null;
-  const top = Math.min(...text.map((t) => t.y)),
-    bottom = Math.max(...text.map((t) => t.y + t.h));
-  if (bottom - top > 2 * hs[hs.length - 1]) return null;
-  return keepsALine(text, BARE_PRINT_LEVEL) ? null : { top, bottom };
+  return c.found.length > 0 || spans;
 }
 
 /**

@@ -148,6 +148,14 @@ describe("locating signatures without a template", () => {
       expect(found[0].box).toEqual(locateSignatures([letters], { inputType: "signature_image" })[0].box);
       // Ruled level, the same letters are a line of print: nothing is found.
       expect(locateSignatures([lettersApart(seed, 0)]), `seed ${seed}, level`).toEqual([]);
+      // Photographed or scanned alone, the page search finds them too: a line of letters alone on an
+      // image sets the body text's height itself, so it is judged as a tall row is (classify.ts).
+      for (const inputType of ["photo", "scan"]) {
+        const searched = locateSignatures([letters], { inputType });
+        expect(searched, `seed ${seed}, ${inputType}`).toHaveLength(1);
+        expect(boxIoU(searched[0].box, found[0].box), `seed ${seed}, ${inputType}`).toBeGreaterThan(0.85);
+        expect(locateSignatures([lettersApart(seed, 0)], { inputType }), `seed ${seed}, ${inputType}, level`).toEqual([]);
+      }
     }
   });
 
