@@ -549,18 +549,31 @@ function keepsALine(letters: Component[], level: number): boolean {
 /**
  * The share of the points within a pixel of the line through them: its slope the median of the pairwise
  * slopes, at most what levelling leaves (MAX_DRIFT), so that a few scattered letters do not line up along
- * a tilt of their own.
+ * a tilt of their own. Past EXACT_PAIRS points, only the pairs half the points apart (by x) are taken:
+ * every pair of a long chain would cost quadratic time and memory.
  */
 function shareOnLine(xs: number[], ys: number[]): number {
+  const n = xs.length;
   const slopes: number[] = [];
-  for (let i = 0; i < xs.length; i++)
-    for (let j = i + 1; j < xs.length; j++) if (xs[j] !== xs[i]) slopes.push((ys[j] - ys[i]) / (xs[j] - xs[i]));
-  const slope = Math.max(-MAX_DRIFT, Math.min(MAX_DRIFT, medianOf(slopes)));
-  const offset = medianOf(ys.map((y, i) => y - slope * xs[i]));
-  return ys.filter((y, i) => Math.abs(y - slope * xs[i] - offset) <= 1).length / ys.length;
+  const slope = (i: number, j: number) => {
+    if (xs[j] !== xs[i]) slopes.push((ys[j] - ys[i]) / (xs[j] - xs[i]));
+  };
+  if (n <= EXACT_PAIRS) {
+    for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) slope(i, j);
+  } else {
+    const byX = xs.map((_, i) => i).sort((a, b) => xs[a] - xs[b]);
+    const half = n >> 1;
+    for (let k = 0; k + half < n; k++) slope(byX[k], byX[k + half]);
+  }
+  const s = Math.max(-MAX_DRIFT, Math.min(MAX_DRIFT, middleOf(slopes)));
+  const offset = middleOf(ys.map((y, i) => y - s * xs[i]));
+  return ys.filter((y, i) => Math.abs(y - s * xs[i] - offset) <= 1).length / n;
 }
 
-function medianOf(v: number[]): number {
+/** Up to this many points, every pair's slope (1,770 pairs). */
+const EXACT_PAIRS = 60;
+
+function middleOf(v: number[]): number {
   if (v.length === 0) return 0;
   const s = [...v].sort((a, b) => a - b);
   return s[s.length >> 1];

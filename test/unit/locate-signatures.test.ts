@@ -172,6 +172,9 @@ describe("locating signatures without a template", () => {
         // A quarter of a degree is left as it is by levelling (ink-mask.ts), and drifts over the line.
         for (const rotation of [0.2, -0.25, 0.6])
           expect(locateSignatures([scanOf(line, { rotation, seed })]), `${w}x${h}, seed ${seed}, ${rotation} deg`).toEqual([]);
+        // Photographed, keystoned: at half size the line could pass for writing, and the full-size look decides.
+        for (const perspective of [0.02, 0.04])
+          expect(locateSignatures([photoOf(line, { seed, perspective })]), `${w}x${h}, seed ${seed}, photo ${perspective}`).toEqual([]);
       }
     }
   });
