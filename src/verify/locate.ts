@@ -29,8 +29,9 @@ export interface LocateTarget {
 export interface LocateOptions {
   /**
    * The caller's input_type: `signature_image` takes all the ink as one signature; anything else searches.
-   * None given: an image no larger than BARE_MAX_SIDE that holds no print and no stamp is taken as a bare
-   * signature image too.
+   * None given, or `scan`: an image no larger than BARE_MAX_SIDE that `looksBare` (no print, no stamp of a
+   * stamp's size, a signature there) is taken as a bare signature image too. A scan's frame is the platen's
+   * white; a `photo`'s can hold the table, fingers and shadows, so a photo is always searched.
    */
   inputType?: string;
   target?: LocateTarget;
@@ -97,7 +98,7 @@ export function locateSignatures(pages: Raster[], opts: LocateOptions = {}): Loc
             view,
             region,
             opts.faintSecondLook ?? true,
-            opts.inputType === undefined && Math.max(region.w, region.h) <= BARE_MAX_SIDE,
+            (opts.inputType === undefined || opts.inputType === "scan") && Math.max(region.w, region.h) <= BARE_MAX_SIDE,
           ));
     boxes.sort(readingOrder);
     for (const b of boxes)
@@ -181,7 +182,7 @@ function looksBare(c: PageClassification, m: { w: number; h: number }): boolean 
 
 /**
  * A page or crop of a page that may hold print, lines, stamps and any number of signatures. With
- * `bareIfUnprinted` (no input_type, a small image) an image that `looksBare` is a bare signature: searched
+ * `bareIfUnprinted` (no input_type or `scan`, a small image) an image that `looksBare` is a bare signature: searched
  * as a page, the search's cuts (a first letter standing apart, an underline taken for a rule) would leave
  * part of it out (a third of the Dutch development images lost more than 2% of their ink).
  */

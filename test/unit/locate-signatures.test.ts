@@ -112,7 +112,7 @@ describe("locating signatures without a template", () => {
     }
   });
 
-  it("takes a tight crop without input_type whole, though its signature is too wide to be a candidate", () => {
+  it("takes a tight crop without input_type (or scanned) whole, though its signature is too wide to be a candidate", () => {
     // Cut to the ink with a margin of 2 or 12 px: the signature spans the image, and the page search found
     // nothing (or a part of it) on each of these.
     for (const [writer, variant, margin] of [
@@ -132,9 +132,13 @@ describe("locating signatures without a template", () => {
         w: Math.min(sig.width - x, ink.w + 2 * margin),
         h: Math.min(sig.height - y, ink.h + 2 * margin),
       });
-      const found = locateSignatures([crop]);
-      expect(found, `writer ${writer}, signing ${variant}, margin ${margin}`).toHaveLength(1);
-      expect(found[0].box).toEqual(locateSignatures([crop], { inputType: "signature_image" })[0].box);
+      const whole = locateSignatures([crop], { inputType: "signature_image" })[0].box;
+      // Sent without an input_type, or as a scan (whose frame is the platen's white): the same box.
+      for (const inputType of [undefined, "scan"]) {
+        const found = locateSignatures([crop], { inputType });
+        expect(found, `writer ${writer}, signing ${variant}, margin ${margin}, ${inputType}`).toHaveLength(1);
+        expect(found[0].box).toEqual(whole);
+      }
     }
   });
 
