@@ -4,7 +4,7 @@
 // image is first cut down to its ink (as a signature_image locates it) plus that many pixels on each side:
 // the tight crop a capture app or a user's editor sends (0: ink touching every edge).
 // INPUT_TYPE=photo (or scan) in the environment sends that input_type instead of none: a signature alone on
-// a photo or a scan, searched as a page.
+// a photo, searched as a page, or on a scan (which at most 2000 px is asked whether it is bare, as here).
 //   node --import tsx bench/experiments/locate-bare.ts <dataset name> [K, default 4] [margin px]
 import { readFileSync } from "node:fs";
 import { decodePage } from "../../src/verify/decode";
