@@ -180,16 +180,15 @@ function findTextRows(
   const rowText = new Array<boolean>(comps.length).fill(false);
   if (rows.length === 0) return { rowText, rows: [], textH: null, body: null };
   const sorted = rows.map((l) => l.map((i) => comps[i].h).sort((x, y) => x - y));
-  const medianOf = (hs: number[]) => hs[hs.length >> 1];
   // The unit the stamp test and the candidates' score measure against stays the pooled median (tuned
   // with it); what counts as small, the height a seed must reach and what counts as a tall row use the
   // body text.
   const pooled = sorted.flat().sort((x, y) => x - y);
-  const textH = medianOf(pooled);
+  const textH = middleOf(pooled);
   // Body text: the smallest print that comes in long rows. A form's title or headings can outnumber it
   // and would otherwise set the scale that a signature is measured against. Not below 0.4 of the pooled
   // height: a dotted leader to sign on is a long row of specks, not print.
-  const long6 = sorted.filter((hs) => hs.length >= 6).map(medianOf);
+  const long6 = sorted.filter((hs) => hs.length >= 6).map(middleOf);
   const body = long6.length > 0 ? Math.max(Math.min(...long6), 0.4 * textH) : textH;
   // All the rows in one line of letters at least a tenth of the image's height: an image of a name alone
   // (a signature photographed, scanned or cut out). It sets the body text's height itself, so it could
@@ -199,7 +198,7 @@ function findTextRows(
     textH >= LARGE_LETTERS * pageH &&
     Math.max(...ids.map((i) => comps[i].y + comps[i].h)) - Math.min(...ids.map((i) => comps[i].y)) <= 2 * pooled[pooled.length - 1];
   sorted.forEach((hs, r) => {
-    const med = medianOf(hs);
+    const med = middleOf(hs);
     // A short row much taller than the body text is more likely a signature written in separate pieces;
     // headings are taller than body text too, but come in longer rows.
     const printLike = rows[r].length >= 6 || med <= 2.5 * body;
@@ -573,6 +572,7 @@ function shareOnLine(xs: number[], ys: number[]): number {
 /** Up to this many points, every pair's slope (1,770 pairs). */
 const EXACT_PAIRS = 60;
 
+/** The middle value (the upper one of an even count); 0 for none. */
 function middleOf(v: number[]): number {
   if (v.length === 0) return 0;
   const s = [...v].sort((a, b) => a - b);
