@@ -6,7 +6,7 @@
  * large, irregular and curved seeds a candidate; neighbours merge into it, and each candidate is scored.
  */
 import { circleThrough, fitCircle, labelComponents, onCircle, orientationEntropy, type Component } from "./components";
-import { isFrameEdge, unionBox, type Found, type InkMask } from "./ink-mask";
+import { isFrameEdge, turnsBack, unionBox, type Found, type InkMask } from "./ink-mask";
 import { removeRulingLines } from "./morphology";
 import { erase, eraseRings, type Ring } from "./stamps";
 import type { Box } from "./types";
@@ -90,7 +90,7 @@ function findSignatures(
   comps.forEach((c, i) => {
     const thin = Math.min(c.w, c.h),
       len = Math.max(c.w, c.h);
-    if ((thin <= 3 && len >= 12 * thin) || isFrameEdge(c, m.w, m.h)) kinds[i] = Kind.Line;
+    if ((thin <= 3 && len >= 12 * thin) || (m.angle === 0 && isFrameEdge(c, labels, m.w, m.h))) kinds[i] = Kind.Line;
   });
 
   const { rowText, rows, textH, body } = findTextRows(comps, kinds, long, m.h, (row) => crossedByRule(row, comps, ruled, m.w));
@@ -111,7 +111,10 @@ function findSignatures(
     if (kinds[i] !== Kind.Neutral) return;
     const fill = c.area / (c.w * c.h);
     // Handwriting is not a tall sliver (a page edge in a photo is): even a lone loop is wider than a tenth of its height.
-    if (c.h >= seedH && fill < 0.5 && c.w < 0.9 * m.w && c.w >= 0.1 * c.h && c.area >= 2 * seedH) kinds[i] = Kind.Seed;
+    // Nor is it the outline of a page photographed on a table, which spans the frame; a signature can span
+    // a close-up too, but its strokes turn back where a page's edges do not.
+    if (c.h >= seedH && fill < 0.5 && (c.w < 0.9 * m.w || turnsBack(c, labels, m.w)) && c.w >= 0.1 * c.h && c.area >= 2 * seedH)
+      kinds[i] = Kind.Seed;
   });
 
   const wordGap = wordGapFor(long);

@@ -89,7 +89,7 @@ export function withFaintInk(m: InkMask): InkMask {
 function turnedMask(grey: Uint8Array, mask: Uint8Array, w: number, h: number, angle: number, threshold: number, weak: number): Uint8Array {
   const paper = grey.slice();
   const { labels, components } = labelComponents(mask, w, h, 1);
-  const edge = new Set(components.filter((c) => isFrameEdge(c, w, h)).map((c) => c.id));
+  const edge = new Set(components.filter((c) => isFrameEdge(c, labels, w, h)).map((c) => c.id));
   if (edge.size > 0) for (let i = 0; i < labels.length; i++) if (edge.has(labels[i])) paper[i] = 255;
   return hysteresis(rotate(paper, w, h, angle), w, h, threshold, weak);
 }
@@ -247,8 +247,11 @@ export function unionBox(cs: Array<{ x: number; y: number; w: number; h: number 
   return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
 }
 
-/** A long, thin component touching the frame: the edge of the page in a photo, or a scanner border. */
-export function isFrameEdge(c: Component, w: number, h: number): boolean {
+/**
+ * A long, thin component touching the frame: the edge of the page in a photo, or a scanner border.
+ * `labels` is the labelling `c` comes from (its id marks its pixels there), `w` x `h` the mask's size.
+ */
+export function isFrameEdge(c: Component, labels: Int32Array, w: number, h: number): boolean {
   const touches = c.x === 0 || c.y === 0 || c.x + c.w === w || c.y + c.h === h;
   if (!touches) return false;
   const long = Math.max(c.w, c.h),
@@ -258,9 +261,47 @@ export function isFrameEdge(c: Component, w: number, h: number): boolean {
   const alongTop = (c.y === 0 || c.y + c.h === h) && c.h <= 8 && c.w >= 4 * c.h;
   const alongSide = (c.x === 0 || c.x + c.w === w) && c.w <= 8 && c.h >= 4 * c.w;
   if ((alongTop || alongSide) && c.area >= 0.4 * c.w * c.h) return true;
-  // A band along the frame (a photo's page edge, skewed by perspective), or a sparse frame line.
-  return (
-    (long > 0.3 * (c.w >= c.h ? w : h) && short < 0.08 * long) ||
-    ((c.w > 0.5 * w || c.h > 0.5 * h) && c.area < 0.05 * c.w * c.h + 2 * (c.w + c.h))
-  );
+  // A band along the frame (a photo's page edge, skewed by perspective).
+  if (long > 0.3 * (c.w >= c.h ? w : h) && short < 0.08 * long) return true;
+  // A sparse frame line. A page's edge runs from side to side of the frame (or round the corner of the
+  // page); a thin-pen flourish as long and as straight runs off one side at most. A thin-pen signature
+  // that spans a close-up or a tight crop, touching every side, is as sparse, but its strokes turn back
+  // where an edge's do not.
+  const sides = +(c.x === 0) + +(c.y === 0) + +(c.x + c.w === w) + +(c.y + c.h === h);
+  return sides >= 2 && (c.w > 0.5 * w || c.h > 0.5 * h) && c.area < 0.05 * c.w * c.h + 2 * (c.w + c.h) && !turnsBack(c, labels, w);
 }
+
+/**
+ * A frame line, a page's edge or a corner of it, is crossed at most twice by a line across it (a frame on
+ * all four sides); a pen's letters and loops turn back on themselves, so a signature's strokes are crossed
+ * three times or more along a good share of it. TURNS_BACK of the scanlines across the component's long
+ * side, measured on the sparse frame-touching components of working copies at half size: a page's edges
+ * in 3600 synthetic photos (turned up to 12 degrees, keystoned, on dark and light tables; 12 such
+ * components, none at full size) have at most 0.004; the thin-pen Dutch signatures (every 4th image, 101
+ * such components) a median of 0.19, three in four more than 0.017. Gaps under two pixels are noise
+ * along a blurred edge, not a second crossing.
+ */
+export function turnsBack(c: Component, labels: Int32Array, w: number): boolean {
+  const across = c.w >= c.h;
+  const lines = across ? c.w : c.h,
+    depth = across ? c.h : c.w;
+  const step = across ? w : 1;
+  let crossed = 0,
+    threeTimes = 0;
+  for (let k = 0; k < lines; k++) {
+    let i = across ? c.y * w + c.x + k : (c.y + k) * w + c.x;
+    let runs = 0,
+      gap = 2;
+    for (let t = 0; t < depth; t++, i += step) {
+      if (labels[i] === c.id) {
+        if (gap >= 2) runs++;
+        gap = 0;
+      } else gap++;
+    }
+    if (runs > 0) crossed++;
+    if (runs >= 3) threeTimes++;
+  }
+  return threeTimes > TURNS_BACK * crossed;
+}
+
+const TURNS_BACK = 0.02;

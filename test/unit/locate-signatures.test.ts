@@ -214,6 +214,57 @@ describe("locating signatures without a template", () => {
     }
   });
 
+  it("boxes a thin-pen signature photographed close up whole, across the frame or running off it", () => {
+    // A fine pen, the signature filling a phone photo (30 px of paper around it) or cut out to its ink (1 px).
+    // Sent as `photo`, these were found in part (a half-size look lost thin strokes as ruling lines and frame
+    // edges, and split the name) or not at all (one stroke spanning the frame passed for a page's outline).
+    for (const [seed, margin] of [
+      [1, 30],
+      [6, 30],
+      [42, 30],
+      [7, 1],
+      [33, 1],
+      [63, 1],
+    ]) {
+      const writer = makeWriter(seed);
+      const sig = renderSignature({ ...writer, penWidth: writer.penWidth / 2 }, { variant: 1, height: 360 });
+      const ink = inkBox(sig);
+      const x = Math.max(0, ink.x - margin),
+        y = Math.max(0, ink.y - margin);
+      const crop = cropRaster(sig, {
+        x,
+        y,
+        w: Math.min(sig.width - x, ink.w + 2 * margin),
+        h: Math.min(sig.height - y, ink.h + 2 * margin),
+      });
+      const photo = photoOf(crop, { seed, blur: 0.8, illumination: 0.3 });
+      const found = locateSignatures([photo], { inputType: "photo" });
+      expect(found, `seed ${seed}, margin ${margin}`).toHaveLength(1);
+      expect(inkShareIn(crop, found[0].box), `seed ${seed}, margin ${margin}`).toBeGreaterThan(0.98);
+    }
+  });
+
+  it("takes neither a page's outline nor its edges for a signature, though a signature may span the frame", () => {
+    for (const seed of [1, 2, 3]) {
+      // A sheet lying on a lighter desk, the whole of it in view: the shadow along its edges outlines it,
+      // spanning the frame without touching it (photoOf's contrast and blur would wash out a line this fine).
+      const sheet = blankPage(900, 640);
+      // Keystoned, as a phone held over it sees it: its sides lean by a few degrees (level, they would go as
+      // ruling lines).
+      const corners = [30, 24, 870, 44, 850, 620, 40, 600, 30, 24];
+      strokePolyline(sheet, corners, new Array(5).fill(1.5), 70);
+      expect(locateSignatures([sheet], { inputType: "photo" }), `outline, seed ${seed}`).toEqual([]);
+      const signed = { ...sheet, data: sheet.data.slice() };
+      darkenOnto(signed, renderSignature(makeWriter(seed), { width: 420, height: 160 }), 300, 360);
+      const found = locateSignatures([signed], { inputType: "photo" });
+      expect(found, `outline and signature, seed ${seed}`).toHaveLength(1);
+      expect(within(found[0].box, { x: 290, y: 350, w: 440, h: 180 }), `outline and signature, seed ${seed}`).toBe(true);
+      // Paper filling the frame, turned 10 degrees and keystoned: the table shows in wedges along every side.
+      const paper = photoOf(blankPage(900, 600), { seed, rotation: 10, perspective: 0.12, illumination: 0.6, blur: 1.2 });
+      expect(locateSignatures([paper], { inputType: "photo" }), `blank paper, seed ${seed}`).toEqual([]);
+    }
+  });
+
   it("finds two signatures on one page, indexed in reading order", () => {
     for (const seed of [1, 3, 4, 6]) {
       const form = renderForm({
@@ -476,6 +527,19 @@ describe("locating signatures without a template", () => {
     expect(p.last).toHaveLength(1);
   });
 });
+
+/** The share of the image's ink (darker than 160) inside `box`. */
+function inkShareIn(r: Raster, box: Box): number {
+  let all = 0,
+    inside = 0;
+  for (let y = 0; y < r.height; y++)
+    for (let x = 0; x < r.width; x++)
+      if (r.data[y * r.width + x] < 160) {
+        all++;
+        if (x >= box.x && x < box.x + box.w && y >= box.y && y < box.y + box.h) inside++;
+      }
+  return inside / Math.max(1, all);
+}
 
 function within(inner: Box, outer: Box): boolean {
   return inner.x >= outer.x && inner.y >= outer.y && inner.x + inner.w <= outer.x + outer.w && inner.y + inner.h <= outer.y + outer.h;
