@@ -113,7 +113,7 @@ function findSignatures(
     // Handwriting is not a tall sliver (a page edge in a photo is): even a lone loop is wider than a tenth of its height.
     // Nor is it the outline of a page photographed on a table, which spans the frame; a signature can span
     // a close-up too, but its strokes turn back where a page's edges do not.
-    if (c.h >= seedH && fill < 0.5 && (c.w < 0.9 * m.w || turnsBack(c, labels, m.w)) && c.w >= 0.1 * c.h && c.area >= 2 * seedH)
+    if (c.h >= seedH && fill < 0.5 && c.w >= 0.1 * c.h && c.area >= 2 * seedH && (c.w < 0.9 * m.w || turnsBack(c, labels, m.w)))
       kinds[i] = Kind.Seed;
   });
 

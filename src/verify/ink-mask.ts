@@ -263,12 +263,9 @@ export function isFrameEdge(c: Component, labels: Int32Array, w: number, h: numb
   if ((alongTop || alongSide) && c.area >= 0.4 * c.w * c.h) return true;
   // A band along the frame (a photo's page edge, skewed by perspective).
   if (long > 0.3 * (c.w >= c.h ? w : h) && short < 0.08 * long) return true;
-  // A sparse frame line. A page's edge runs from side to side of the frame (or round the corner of the
-  // page); a thin-pen flourish as long and as straight runs off one side at most. A thin-pen signature
-  // that spans a close-up or a tight crop, touching every side, is as sparse, but its strokes turn back
-  // where an edge's do not.
-  const sides = +(c.x === 0) + +(c.y === 0) + +(c.x + c.w === w) + +(c.y + c.h === h);
-  return sides >= 2 && (c.w > 0.5 * w || c.h > 0.5 * h) && c.area < 0.05 * c.w * c.h + 2 * (c.w + c.h) && !turnsBack(c, labels, w);
+  // A sparse frame line: but a thin-pen signature that spans a close-up or a tight crop, or runs off it,
+  // is as sparse, and its strokes turn back where an edge's do not.
+  return (c.w > 0.5 * w || c.h > 0.5 * h) && c.area < 0.05 * c.w * c.h + 2 * (c.w + c.h) && !turnsBack(c, labels, w);
 }
 
 /**
@@ -286,9 +283,13 @@ export function turnsBack(c: Component, labels: Int32Array, w: number): boolean 
   const lines = across ? c.w : c.h,
     depth = across ? c.h : c.w;
   const step = across ? w : 1;
+  // At most SCANLINES of them, evenly spaced: a hatched or striped picture can hold hundreds of long
+  // sparse components touching the frame, and each walk covers the component's whole box.
+  const stride = Math.max(1, Math.ceil(lines / SCANLINES));
+  const sampled = Math.ceil(lines / stride);
   let crossed = 0,
     threeTimes = 0;
-  for (let k = 0; k < lines; k++) {
+  for (let k = 0; k < lines; k += stride) {
     let i = across ? c.y * w + c.x + k : (c.y + k) * w + c.x;
     let runs = 0,
       gap = 2;
@@ -300,8 +301,11 @@ export function turnsBack(c: Component, labels: Int32Array, w: number): boolean 
     }
     if (runs > 0) crossed++;
     if (runs >= 3) threeTimes++;
+    // Every line crosses a connected component, so past this share of all of them the answer is known.
+    if (threeTimes > TURNS_BACK * sampled) return true;
   }
   return threeTimes > TURNS_BACK * crossed;
 }
 
+const SCANLINES = 256;
 const TURNS_BACK = 0.02;

@@ -50,7 +50,7 @@ export async function analyseFrame(bytes: Uint8Array, opts: { qualityFloor: numb
   // Too dark, too bright or shaking: say so before looking for the signature.
   if (whole.score < opts.qualityFloor || whole.cue !== "ready") return result(whole, null, opts.qualityFloor);
 
-  const found = locateSignatures([frame], { inputType, faintSecondLook: false });
+  const found = locateSignatures([frame], { inputType, preview: true });
   if (found.length === 0) {
     const cues: CaptureCue[] = ["no_signature_in_view"];
     return { cue: cues[0], cues, score: whole.score, ready: false, figures: whole.figures, signature: null };
