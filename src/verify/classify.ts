@@ -117,7 +117,7 @@ function findSignatures(
       kinds[i] = Kind.Seed;
   });
 
-  const wordGap = wordGapFor(long, textH !== null);
+  const wordGap = wordGapFor(long);
   const clusters = growClusters(comps, kinds, wordGap);
   absorbRows(
     wordGap,
@@ -320,16 +320,12 @@ function markStamps(
  * fragments a ruling line cut off).
  */
 /**
- * How far apart, in candidate heights, the words of one signature may be: 1.3 heights, but on a page with
- * print no more than 3% of the page's long side unless 0.9 heights is more. Short scripts written small (a
- * Bengali name hangs from its headline, so its height is mostly the letters' body) leave gaps of about
- * their height between words; two tall signatures side by side on a form can be as little as that apart,
- * but not in page terms. An image with no print is no form page but a signature photographed or cut out
- * close, where the page's terms are the signature's own (Bengali signatures photographed alone, every 8th
- * writer: found in several boxes 25 of 561 times with the cap, 5 without).
+ * How far apart, in candidate heights, the words of one signature may be: 1.3 heights, but no more than 3%
+ * of the page's long side unless 0.9 heights is more. Short scripts written small (a Bengali name hangs from
+ * its headline, so its height is mostly the letters' body) leave gaps of about their height between words;
+ * two tall signatures side by side on a form can be as little as that apart, but not in page terms.
  */
-function wordGapFor(long: number, printed: boolean): (h: number) => number {
-  if (!printed) return () => 1.3;
+function wordGapFor(long: number): (h: number) => number {
   return (h) => Math.max(0.9, Math.min(1.3, (0.03 * long) / Math.max(1, h)));
 }
 

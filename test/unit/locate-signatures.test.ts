@@ -244,25 +244,6 @@ describe("locating signatures without a template", () => {
     }
   });
 
-  it("keeps the words of a name photographed alone together, a height apart", () => {
-    // Two words of one name, the gap between them 1.1 times their height: on an image with no print that is
-    // a name's word gap (a Bengali name written small leaves about its height), not two signers. (On seeds
-    // 2, 4 and 10 the second word's lead-in stroke is left out, and the rest of it found apart.)
-    for (const seed of [1, 3, 5, 6, 7]) {
-      const words = [renderSignature(makeWriter(seed), { height: 120 }), renderSignature(makeWriter(seed + 40), { height: 120 })];
-      const boxes = words.map(inkBox);
-      const h = Math.min(boxes[0].h, boxes[1].h);
-      const gap = Math.round(1.1 * h);
-      const name = blankPage(boxes[0].w + gap + boxes[1].w + 120, 300);
-      darkenOnto(name, cropRaster(words[0], boxes[0]), 60, 90);
-      darkenOnto(name, cropRaster(words[1], boxes[1]), 60 + boxes[0].w + gap, 90);
-      const photo = photoOf(name, { seed, blur: 0.8, illumination: 0.3 });
-      const found = locateSignatures([photo], { inputType: "photo" });
-      expect(found, `seed ${seed}`).toHaveLength(1);
-      expect(inkShareIn(name, found[0].box), `seed ${seed}`).toBeGreaterThan(0.98);
-    }
-  });
-
   it("takes neither a page's outline nor its edges for a signature, though a signature may span the frame", () => {
     for (const seed of [1, 2, 3]) {
       // A sheet lying on a lighter desk, the whole of it in view: the shadow along its edges outlines it,
