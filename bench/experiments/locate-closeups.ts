@@ -7,7 +7,7 @@
 //   MARGIN=30 PEN=0.5 node --import tsx bench/experiments/locate-closeups.ts
 import { locateSignatures } from "../../src/verify/locate";
 import { cropRaster } from "../../src/verify/render";
-import { makeWriter, photoOf, renderSignature } from "../../test/fixtures/generator";
+import { inkShareIn, makeWriter, photoOf, renderSignature } from "../../test/fixtures/generator";
 
 const margin = Number(process.env.MARGIN ?? 30);
 const pen = Number(process.env.PEN ?? 0.5);
@@ -24,15 +24,7 @@ for (let seed = 1; seed <= 80; seed++) {
   const found = locateSignatures([photo], { inputType: "photo" });
   n++;
   const b = found.length ? found.reduce((p, q) => (q.confidence > p.confidence ? q : p)).box : { x: 0, y: 0, w: 0, h: 0 };
-  let all = 0,
-    inside = 0;
-  for (let yy = 0; yy < crop.height; yy++)
-    for (let xx = 0; xx < crop.width; xx++)
-      if (crop.data[yy * crop.width + xx] < 160) {
-        all++;
-        if (xx >= b.x && xx < b.x + b.w && yy >= b.y && yy < b.y + b.h) inside++;
-      }
-  const out = 1 - inside / Math.max(1, all);
+  const out = 1 - inkShareIn(crop, b);
   if (out > 0.02) cut.push(`${seed}:${out.toFixed(2)}`);
 }
 console.log("margin", margin, "pen", pen, "images", n, "ink out >2%", cut.length, cut.join(" "));

@@ -6,6 +6,7 @@ import {
   blankPage,
   boxIoU,
   darkenOnto,
+  inkShareIn,
   lettersApart,
   makeWriter,
   photoOf,
@@ -527,19 +528,6 @@ describe("locating signatures without a template", () => {
     expect(p.last).toHaveLength(1);
   });
 });
-
-/** The share of the image's ink (darker than 160) inside `box`. */
-function inkShareIn(r: Raster, box: Box): number {
-  let all = 0,
-    inside = 0;
-  for (let y = 0; y < r.height; y++)
-    for (let x = 0; x < r.width; x++)
-      if (r.data[y * r.width + x] < 160) {
-        all++;
-        if (x >= box.x && x < box.x + box.w && y >= box.y && y < box.y + box.h) inside++;
-      }
-  return inside / Math.max(1, all);
-}
 
 function within(inner: Box, outer: Box): boolean {
   return inner.x >= outer.x && inner.y >= outer.y && inner.x + inner.w <= outer.x + outer.w && inner.y + inner.h <= outer.y + outer.h;
