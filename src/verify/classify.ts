@@ -6,7 +6,7 @@
  * large, irregular and curved seeds a candidate; neighbours merge into it, and each candidate is scored.
  */
 import { circleThrough, fitCircle, labelComponents, onCircle, orientationEntropy, type Component } from "./components";
-import { isFrameEdge, turnsBack, unionBox, type Found, type InkMask } from "./ink-mask";
+import { isFrameEdge, overlaps, turnsBack, unionBox, type Found, type InkMask } from "./ink-mask";
 import { removeRulingLines } from "./morphology";
 import { erase, eraseRings, type Ring } from "./stamps";
 import type { Box } from "./types";
@@ -500,10 +500,6 @@ function continuesAcrossRule(row: Component[], parts: Component[]): boolean {
 /** The box widened by fx and heightened by fy of its height on each side (growClusters' reach). */
 function grown(b: Box, fx: number, fy: number): Box {
   return { x: b.x - fx * b.h, y: b.y - fy * b.h, w: b.w + 2 * fx * b.h, h: b.h + 2 * fy * b.h };
-}
-
-function overlaps(a: Box, b: Box): boolean {
-  return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
 }
 
 /**

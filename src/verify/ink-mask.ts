@@ -247,6 +247,11 @@ export function unionBox(cs: Array<{ x: number; y: number; w: number; h: number 
   return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
 }
 
+/** The two boxes share some area (touching edges do not). */
+export function overlaps(a: Box, b: Box): boolean {
+  return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+}
+
 /**
  * A long, thin component touching the frame: the edge of the page in a photo, or a scanner border.
  * `labels` is the labelling `c` comes from (its id marks its pixels there), `w` x `h` the mask's size.

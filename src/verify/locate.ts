@@ -13,7 +13,7 @@
  */
 import { classifyPage, Kind, MIN_CONFIDENCE, type PageClassification } from "./classify";
 import { labelComponents } from "./components";
-import { clip, inkMask, isFrameEdge, toPage, unionBox, withFaintInk, workFactor, type Found } from "./ink-mask";
+import { clip, inkMask, isFrameEdge, overlaps, toPage, unionBox, withFaintInk, workFactor, type Found } from "./ink-mask";
 import { locateWithTemplate, type TemplateModel } from "./template";
 import { VerifyError, type Box, type Raster } from "./types";
 
@@ -221,9 +221,7 @@ function locateOnPage(view: PageView, region: Box, preview: boolean, bareIfUnpri
     // sure box takes in the full size's boxes that cross it. The full size's other finds are dropped:
     // there, a blurred photo's title can merge into word-sized blobs that pass for handwriting.
     const fine = strict.found.map((f) => toPage(f.box, m, region, page));
-    return joinCrossing(
-      sure.map((s) => ({ box: unionBox([s.box, ...fine.filter((b) => intersects(b, s.box))]), confidence: s.confidence })),
-    );
+    return joinCrossing(sure.map((s) => ({ box: unionBox([s.box, ...fine.filter((b) => overlaps(b, s.box))]), confidence: s.confidence })));
   }
   let found = strict.found;
   let used = m;
@@ -247,7 +245,7 @@ function joinCrossing(found: Found[]): Found[] {
     merged = false;
     for (let i = 0; i < out.length && !merged; i++) {
       for (let j = i + 1; j < out.length; j++) {
-        if (!intersects(out[i].box, out[j].box)) continue;
+        if (!overlaps(out[i].box, out[j].box)) continue;
         out[i] = { box: unionBox([out[i].box, out[j].box]), confidence: Math.max(out[i].confidence, out[j].confidence) };
         out.splice(j, 1);
         merged = true;
@@ -256,10 +254,6 @@ function joinCrossing(found: Found[]): Found[] {
     }
   }
   return out;
-}
-
-function intersects(a: Box, b: Box): boolean {
-  return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
 }
 
 /** Most of the ink the strict look saw in `box` (by component centre) it took for print or a stamp. */
