@@ -22,6 +22,7 @@ import { extractFeatures, type SignatureFeatures } from "./features";
 import { compareToModel } from "./compare";
 import { runsOffImage } from "./cut-off";
 import { locateSignatures, type LocatedSignature, type LocateTarget } from "./locate";
+import { chooseRuns, lineRuns } from "./name-parts";
 import { variantDistanceRow, type ReferenceModel } from "./model";
 import { assessQuality, type CaptureCue, type QualityReport } from "./quality";
 import { CROP_MAX_SIDE, cropRaster, encodeGreyPng, fitWithin, paddedBox, referenceThumbnailPng } from "./render";
@@ -52,6 +53,11 @@ export interface AnalyseOptions {
    * compare against.
    */
   scaledDecode?: boolean;
+  /**
+   * Also cut out the unions of boxes that may be the words of one name (name-parts.ts) as `runs`, for
+   * the check to score. Not with a template, a target box or a `signature_image`.
+   */
+  joinRuns?: boolean;
 }
 
 /** A located signature as the analysis reports it. */
@@ -86,6 +92,19 @@ export interface Analysis {
   timings: StageTimings;
   /** With a template: for each page searched with it, whether the page registered to the blank. */
   registration?: { page: number; registered: boolean }[];
+  /** With `joinRuns`: neighbouring boxes on one line, and their union cut out as a signature of its own. */
+  runs?: JoinedRun[];
+}
+
+/** The union of a run of boxes (name-parts.ts), cut out as each located signature is. */
+export interface JoinedRun {
+  /** Indices into `signatures`, left to right. */
+  parts: number[];
+  /** `index` is -1 until the check keeps the union. */
+  signature: FoundSignature;
+  quality: QualityReport;
+  crop: Raster;
+  cropPng?: Uint8Array;
 }
 
 export interface StageTimings {
@@ -160,6 +179,45 @@ function paperTone(data: Uint8Array): number {
   return 255;
 }
 
+/**
+ * A box of a page, cut out: the pixels its features are taken from, its quality and the reviewer's crop.
+ * Only the padded box is decoded at full resolution (for a scaled page, its MCU rows are decoded again);
+ * the box itself is cut from it, the same pixels a crop of the full page would give.
+ */
+async function cutOut(
+  page: ScaledPage,
+  box: Box,
+  inputType: string | undefined,
+  renderCrop: boolean,
+  timings: StageTimings,
+): Promise<{ crop: Raster; quality: QualityReport; png?: Uint8Array }> {
+  let t = now();
+  const padded = paddedBox(box, page);
+  // Decoded once, wide enough for eraseRules to see a rule run on past the signature; the crop image's
+  // padded box and the box itself are cut from it.
+  const context = inputType === "signature_image" ? padded : ruleWindow(box, padded, page);
+  const wide = page.crop(context);
+  const window = context === padded ? wide : cropRaster(wide, within(padded, context));
+  const inWide = within(box, context);
+  const raw = cropRaster(wide, inWide);
+  timings.decode += now() - t;
+  t = now();
+  const quality = assessQuality(raw, { inputType, kind: "crop" });
+  timings.quality += now() - t;
+  t = now();
+  const crop = featureCrop(wide, inWide, inputType, raw);
+  timings.features += now() - t;
+  return renderCrop ? { crop, quality, png: await encodeGreyPng(fitWithin(window, CROP_MAX_SIDE)) } : { crop, quality };
+}
+
+/**
+ * Whether a box runs out of its page. A bare signature image is the signature whole, and is often cut
+ * tight to its ink (329 of 330 Dutch development images touch an edge): its edges say nothing of a cut.
+ */
+function cutOffFor(box: Box, page: { width: number; height: number }, inputType: string | undefined): boolean {
+  return inputType !== "signature_image" && runsOffImage(box, { width: page.width, height: page.height });
+}
+
 /** `box` in the pixels of `outer`, a box of the same page that holds it. */
 function within(box: Box, outer: Box): Box {
   return { x: box.x - outer.x, y: box.y - outer.y, w: box.w, h: box.h };
@@ -192,6 +250,7 @@ export async function analyseDocument(
   const perSignatureQuality: QualityReport[] = [];
   const crops: Raster[] = [];
   const cropPngs: Uint8Array[] = [];
+  const runs: JoinedRun[] = [];
   let skipped: VerifyError | undefined;
 
   for (const pageNo of pageNumbers) {
@@ -249,42 +308,56 @@ export async function analyseDocument(
     });
     timings.locate += now() - t;
     for (const s of found) {
-      // The padded box at full resolution (for a scaled page, only its MCU rows are decoded again); the
-      // signature's own box is cut from it, the same pixels a crop of the full page would give.
-      t = now();
-      const padded = paddedBox(s.box, page);
-      // Decoded once, wide enough for eraseRules to see a rule run on past the signature; the crop
-      // image's padded box and the box itself are cut from it.
-      const context = opts.inputType === "signature_image" ? padded : ruleWindow(s.box, padded, page);
-      const wide = page.crop(context);
-      const window = context === padded ? wide : cropRaster(wide, within(padded, context));
-      const inWide = within(s.box, context);
-      const crop = cropRaster(wide, inWide);
-      timings.decode += now() - t;
-      t = now();
-      const q = assessQuality(crop, { inputType: opts.inputType, kind: "crop" });
-      timings.quality += now() - t;
+      const cut = await cutOut(page, s.box, opts.inputType, opts.renderCrops !== false, timings);
       // Rounded once, here, as `score` is below: every path (inline, queued, streamed, bucket) reports this number.
       signatures.push({
         ...s,
         confidence: round4(s.confidence),
         index: signatures.length,
         page: pageNo,
-        // A bare signature image is the signature whole, and is often cut tight to its ink (329 of 330
-        // Dutch development images touch an edge): its edges say nothing of a cut.
-        cutOff: opts.inputType !== "signature_image" && runsOffImage(s.box, { width: page.width, height: page.height }),
+        cutOff: cutOffFor(s.box, page, opts.inputType),
       });
-      perSignatureQuality.push(q);
-      t = now();
-      crops.push(featureCrop(wide, inWide, opts.inputType, crop));
-      timings.features += now() - t;
-      if (opts.renderCrops !== false) cropPngs.push(await encodeGreyPng(fitWithin(window, CROP_MAX_SIDE)));
+      perSignatureQuality.push(cut.quality);
+      crops.push(cut.crop);
+      if (cut.png) cropPngs.push(cut.png);
+    }
+    // Boxes that may be the words of one name (name-parts.ts): their unions are cut while the page is at
+    // hand, and the check decides. A template's zones and a target box say where the signature is.
+    if (opts.joinRuns && !template && !opts.target?.box && opts.inputType !== "signature_image") {
+      const first = signatures.length - found.length;
+      for (const r of lineRuns(found)) {
+        const parts = r.parts.map((p) => first + p);
+        const cut = await cutOut(page, r.box, opts.inputType, opts.renderCrops !== false, timings);
+        runs.push({
+          parts,
+          signature: {
+            index: -1,
+            page: pageNo,
+            box: r.box,
+            confidence: Math.max(...parts.map((p) => signatures[p].confidence)),
+            cutOff: cutOffFor(r.box, page, opts.inputType),
+          },
+          quality: cut.quality,
+          crop: cut.crop,
+          cropPng: cut.png,
+        });
+      }
     }
   }
   if (!quality) throw skipped ?? new VerifyError("no_raster_content", "the document holds no page with an image to verify");
 
   await onEvent?.({ type: "located", data: { signatures } });
-  const analysis: Analysis = { pages: doc.pageCount, quality, signatures, perSignatureQuality, crops, cropPngs, timings, registration };
+  const analysis: Analysis = {
+    pages: doc.pageCount,
+    quality,
+    signatures,
+    perSignatureQuality,
+    crops,
+    cropPngs,
+    timings,
+    registration,
+    runs,
+  };
   if (signatures.length === 0) analysis.noSignature = true;
   else if (perSignatureQuality.every((q) => q.score < opts.qualityFloor)) analysis.unreadable = true;
   return analysis;
@@ -438,34 +511,46 @@ export async function checkDocument(
   const active = model.refs.filter((r) => !r.outlier).length;
   if (active < 1) throw new InsufficientReferencesError(active, 1);
 
-  const a = await analyseDocument(bytes, { ...opts, qualityFloor: policy.quality_floor }, onEvent);
+  // The located event is held back until the words of one name are joined (below), so that it lists the
+  // signatures the result does.
+  let locatedHeld = false;
+  const a = await analyseDocument(bytes, { ...opts, joinRuns: opts.joinRuns ?? true, qualityFloor: policy.quality_floor }, async (e) => {
+    if (e.type === "located") locatedHeld = true;
+    else await onEvent?.(e);
+  });
+  const announce = async (signatures: FoundSignature[]) => {
+    if (locatedHeld) await onEvent?.({ type: "located", data: { signatures } });
+    await onEvent?.({ type: "comparing", data: { reference_count: active } });
+  };
   const base = {
     pages: a.pages,
     quality: a.quality,
     referenceCount: active,
-    cropPngs: a.cropPngs,
     timings: a.timings,
     registration: a.registration ?? [],
     bestReferenceId: null,
     regions: [],
   };
-  const located: CheckedSignature[] = a.signatures.map((s, i) => ({
+  const checked = (s: FoundSignature, q: QualityReport): CheckedSignature => ({
     ...s,
     score: null,
-    quality: a.perSignatureQuality[i].score,
-    ...(a.perSignatureQuality[i].score < policy.quality_floor ? { unreadable: true } : {}),
-  }));
-  if (a.unreadable) return { ...base, decision: "UNREADABLE", score: null, signatures: located, bestSignature: null };
-  if (a.noSignature) return { ...base, decision: "NO_SIGNATURE", score: null, signatures: [], bestSignature: null };
+    quality: q.score,
+    ...(q.score < policy.quality_floor ? { unreadable: true } : {}),
+  });
+  let located = a.signatures.map((s, i) => checked(s, a.perSignatureQuality[i]));
+  let cropPngs = a.cropPngs;
+  if (a.unreadable || a.noSignature) {
+    if (locatedHeld) await onEvent?.({ type: "located", data: { signatures: a.signatures } });
+    return a.unreadable
+      ? { ...base, cropPngs, decision: "UNREADABLE", score: null, signatures: located, bestSignature: null }
+      : { ...base, cropPngs, decision: "NO_SIGNATURE", score: null, signatures: [], bestSignature: null };
+  }
 
-  await onEvent?.({ type: "comparing", data: { reference_count: active } });
-  let best: CheckedSignature | undefined;
-  for (let i = 0; i < located.length; i++) {
-    const s = located[i];
-    if (s.unreadable) continue;
+  const compare = (s: CheckedSignature, crop: Raster) => {
+    if (s.unreadable) return;
     let t = now();
     // Only the vector this model compares it by (check-features.ts).
-    const features = extractForCheck(core, a.crops[i], model);
+    const features = extractForCheck(core, crop, model);
     a.timings.features += now() - t;
     t = now();
     const c = compareToModel(core, features, model);
@@ -473,12 +558,51 @@ export async function checkDocument(
     s.score = round4(c.score);
     s.bestReferenceId = c.bestRefId;
     s.regions = c.regions.map((r) => ({ box: toPageBox(r.box, s.box), deviation: round4(r.deviation) }));
-    if (!best || (s.score ?? 0) > (best.score ?? 0)) best = s;
+  };
+  const runs = (a.runs ?? []).filter((r) => r.parts.some((p) => !located[p].unreadable));
+  if (runs.length === 0) {
+    await announce(a.signatures);
+    located.forEach((s, i) => compare(s, a.crops[i]));
+  } else {
+    located.forEach((s, i) => compare(s, a.crops[i]));
+    const unions = runs.map((r) => checked(r.signature, r.quality));
+    unions.forEach((u, i) => compare(u, runs[i].crop));
+    const chosen = chooseRuns(
+      runs,
+      located.map((s) => s.score),
+      unions.map((u) => u.score),
+    );
+    // Each kept union takes the place of its first part in reading order; its other parts go.
+    const at = new Map<number, number>();
+    const gone = new Set<number>();
+    for (const c of chosen) {
+      const parts = runs[c.run].parts;
+      at.set(Math.min(...parts), c.run);
+      for (const p of parts) gone.add(p);
+    }
+    const list: CheckedSignature[] = [];
+    const pngs: Uint8Array[] = [];
+    for (let i = 0; i < located.length; i++) {
+      const run = at.get(i);
+      if (run !== undefined) {
+        list.push({ ...unions[run], index: list.length });
+        if (runs[run].cropPng) pngs.push(runs[run].cropPng as Uint8Array);
+      } else if (!gone.has(i)) {
+        list.push({ ...located[i], index: list.length });
+        if (a.cropPngs[i]) pngs.push(a.cropPngs[i]);
+      }
+    }
+    located = list;
+    cropPngs = pngs;
+    await announce(located);
   }
-  if (!best) return { ...base, decision: "UNREADABLE", score: null, signatures: located, bestSignature: null };
+  let best: CheckedSignature | undefined;
+  for (const s of located) if (s.score !== null && (!best || s.score > (best.score ?? 0))) best = s;
+  if (!best) return { ...base, cropPngs, decision: "UNREADABLE", score: null, signatures: located, bestSignature: null };
   const score = best.score ?? 0;
   return {
     ...base,
+    cropPngs,
     decision: decide(score, policy.thresholds),
     score,
     signatures: located,

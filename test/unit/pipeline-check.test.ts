@@ -11,9 +11,14 @@ import {
   type EnrolledReference,
 } from "../../src/verify/pipeline";
 import { decodePage } from "../../src/verify/decode";
+import { locateSignatures } from "../../src/verify/locate";
+import { cropRaster } from "../../src/verify/render";
 import {
+  blankPage as blankRaster,
   blurredPhoto,
   boxIoU,
+  darkenOnto,
+  inkBounds,
   darkPhoto,
   encodeJpeg,
   encodePng,
@@ -109,6 +114,73 @@ describe("checkDocument", () => {
       inputType: "signature_image",
     });
     expect(mine.score!).toBeGreaterThan(theirs.score!);
+  });
+
+  describe("a name the locator boxed in two words", () => {
+    // Two writers' signatures side by side, `gap` of the taller one's height apart, on 40 px of paper: a
+    // name written in two words (both writers enrolled together as one subject), or two signers.
+    const word = (w: ReturnType<typeof makeWriter>, variant: number) => {
+      const r = renderSignature(w, { variant });
+      return cropRaster(r, inkBounds(r)!);
+    };
+    const sideBySide = (variant: number, gap = 1.2) => {
+      const a = word(writer, variant);
+      const b = word(other, variant);
+      const h = Math.max(a.height, b.height);
+      const page = blankRaster(a.width + Math.round(gap * h) + b.width + 80, h + 80);
+      darkenOnto(page, a, 40, 40 + h - a.height);
+      darkenOnto(page, b, 40 + a.width + Math.round(gap * h), 40 + h - b.height);
+      return page;
+    };
+    const other = makeWriter(8);
+    let nameModel: ReferenceModel;
+    beforeAll(async () => {
+      const refs = [];
+      for (let v = 1; v <= 4; v++) {
+        const e = await enrolReference(getCore(), encodePng(sideBySide(v)), { qualityFloor: DEFAULT_QUALITY_FLOOR });
+        if ("rejected" in e) throw new Error(`reference ${v} rejected: ${e.detail}`);
+        refs.push({ refId: `name-${v}`, features: e.features });
+      }
+      nameModel = buildReferenceModel(getCore(), refs);
+    });
+
+    it("compares the whole name, lists it as one signature, and streams that list", async () => {
+      const photo = photoOf(sideBySide(11), { seed: 11 });
+      expect(locateSignatures([photo], { inputType: "photo" })).toHaveLength(2);
+      const events: CheckEvent[] = [];
+      const out = await checkDocument(getCore(), encodePng(photo), nameModel, policy, { inputType: "photo" }, (e) => {
+        events.push(e);
+      });
+      const apart = await checkDocument(getCore(), encodePng(photo), nameModel, policy, { inputType: "photo", joinRuns: false });
+      expect(apart.signatures).toHaveLength(2);
+      expect(apart.score!).toBeLessThan(policy.thresholds.flag);
+      expect(out.signatures).toHaveLength(1);
+      expect(out.signatures[0].index).toBe(0);
+      expect(out.bestSignature).toBe(0);
+      expect(out.score!).toBeGreaterThanOrEqual(policy.thresholds.approve);
+      // The box is the union of the two words' boxes.
+      const [a, b] = apart.signatures.map((s) => s.box);
+      expect(out.signatures[0].box).toEqual({
+        x: a.x,
+        y: Math.min(a.y, b.y),
+        w: b.x + b.w - a.x,
+        h: Math.max(a.y + a.h, b.y + b.h) - Math.min(a.y, b.y),
+      });
+      expect(out.cropPngs).toHaveLength(1);
+      expect(events.map((e) => e.type)).toEqual(["quality", "located", "comparing"]);
+      const located = events[1] as Extract<CheckEvent, { type: "located" }>;
+      expect(located.data.signatures.map((s) => [s.index, s.box])).toEqual([[0, out.signatures[0].box]]);
+    });
+
+    it("keeps two signers apart: the subject's own signature is compared alone", async () => {
+      const page = sideBySide(12);
+      const out = await checkDocument(getCore(), encodePng(page), model, policy, { inputType: "photo" });
+      const apart = await checkDocument(getCore(), encodePng(page), model, policy, { inputType: "photo", joinRuns: false });
+      expect(out.signatures).toHaveLength(2);
+      expect(out.signatures.map((s) => [s.box, s.score])).toEqual(apart.signatures.map((s) => [s.box, s.score]));
+      expect(out.score!).toBeGreaterThanOrEqual(policy.thresholds.approve);
+      expect(out.cropPngs).toEqual(apart.cropPngs);
+    });
   });
 
   it("returns NO_SIGNATURE for a blank page and for a blank form", async () => {

@@ -1,0 +1,101 @@
+// Two signers side by side (docs/accuracy.md, "A name in words"): does the check's union of neighbouring
+// boxes (name-parts.ts) ever take a signer's ink into the subject's comparison? Per K-th writer, the first
+// 5 genuine signatures are enrolled whole. Each later genuine signature, and each skilled forgery, is set
+// beside a genuine signature of the next writer in the list (the subject's on the left, then on the
+// right), `gap` heights apart on white paper, and checked as `photo` with and without the union. Prints
+// per gap: how many checks were located in two boxes, how many kept a union, and the share at `approve`
+// or above with and without it, for the genuine and for the forged.
+//   node --import tsx bench/experiments/two-signers.ts <dataset name> [K, default 4] [gaps, default 0.8,1.2,1.6,2]
+import { readFileSync } from "node:fs";
+import { DEFAULT_QUALITY_FLOOR, DEFAULT_THRESHOLDS } from "../../src/domain/policy-defaults";
+import { decodePage } from "../../src/verify/decode";
+import { locateSignatures } from "../../src/verify/locate";
+import { buildReferenceModel, type ReferenceInput } from "../../src/verify/model";
+import { checkDocument, enrolReference } from "../../src/verify/pipeline";
+import { cropRaster } from "../../src/verify/render";
+import type { Raster } from "../../src/verify/types";
+import { blankPage, darkenOnto, encodePng } from "../../test/fixtures/generator";
+import { findDatasetsRoot } from "../lib/lodo";
+import { loadNodeCore } from "../lib/node-core";
+
+const root = `${findDatasetsRoot() ?? "../shared/datasets"}/`;
+const [ds, strideArg, gapsArg] = process.argv.slice(2);
+const stride = Number(strideArg ?? 4);
+const gaps = (gapsArg ?? "0.8,1.2,1.6,2").split(",").map(Number);
+const core = loadNodeCore();
+const policy = { thresholds: DEFAULT_THRESHOLDS, quality_floor: DEFAULT_QUALITY_FLOOR };
+const rows = readFileSync(`${root}${ds}/index.csv`, "utf8")
+  .trim()
+  .split("\n")
+  .slice(1)
+  .map((l) => l.split(","));
+const all = [...new Set(rows.map((r) => r[1]))];
+const writers = all.filter((_, i) => i % stride === 0);
+
+/** A dataset image cut to its signature's box. */
+async function inkOf(path: string): Promise<Raster> {
+  const r = await decodePage(new Uint8Array(readFileSync(`${root}${ds}/${path}`)), 0);
+  const b = locateSignatures([r], { inputType: "signature_image" })[0]?.box;
+  return b ? cropRaster(r, b) : r;
+}
+
+function sideBySide(left: Raster, right: Raster, gap: number): Raster {
+  const h = Math.max(left.height, right.height);
+  const g = Math.round(gap * h);
+  const page = blankPage(left.width + g + right.width + 80, h + 80);
+  darkenOnto(page, left, 40, 40 + ((h - left.height) >> 1));
+  darkenOnto(page, right, 40 + left.width + g, 40 + ((h - right.height) >> 1));
+  return page;
+}
+
+type Tally = { n: number; two: number; joined: number; ok: number; okApart: number };
+const tallies = new Map<string, Tally>();
+const tally = (k: string) => {
+  let t = tallies.get(k);
+  if (!t) tallies.set(k, (t = { n: 0, two: 0, joined: 0, ok: 0, okApart: 0 }));
+  return t;
+};
+
+for (const w of writers) {
+  const mine = rows.filter((r) => r[1] === w);
+  const genuine = mine.filter((r) => r[2] === "genuine");
+  const refs: ReferenceInput[] = [];
+  for (const r of genuine.slice(0, 5)) {
+    const e = await enrolReference(core, new Uint8Array(readFileSync(`${root}${ds}/${r[0]}`)), {
+      inputType: "signature_image",
+      qualityFloor: 0,
+    });
+    if ("features" in e) refs.push({ refId: r[0], features: e.features, variantRow: e.variantRow ?? undefined });
+  }
+  if (refs.length < 2) continue;
+  const model = buildReferenceModel(core, refs);
+  const neighbour = all[(all.indexOf(w) + 1) % all.length];
+  const theirs = rows.filter((r) => r[1] === neighbour && r[2] === "genuine");
+  const questioned = [...genuine.slice(5, 9), ...mine.filter((q) => q[2] === "forgery").slice(0, 4)];
+  for (let i = 0; i < questioned.length; i++) {
+    const q = questioned[i];
+    const subject = await inkOf(q[0]);
+    const signer = await inkOf(theirs[i % theirs.length][0]);
+    for (const gap of gaps) {
+      for (const subjectLeft of [true, false]) {
+        const page = subjectLeft ? sideBySide(subject, signer, gap) : sideBySide(signer, subject, gap);
+        const bytes = encodePng(page);
+        const out = await checkDocument(core, bytes, model, policy, { inputType: "photo" });
+        const apart = await checkDocument(core, bytes, model, policy, { inputType: "photo", joinRuns: false });
+        const t = tally(`${q[2]} gap ${gap}`);
+        t.n++;
+        if (apart.signatures.length === 2) t.two++;
+        if (out.signatures.length < apart.signatures.length) t.joined++;
+        if ((out.score ?? 0) >= DEFAULT_THRESHOLDS.approve) t.ok++;
+        if ((apart.score ?? 0) >= DEFAULT_THRESHOLDS.approve) t.okApart++;
+      }
+    }
+  }
+}
+const pct = (a: number, b: number) => `${((100 * a) / Math.max(1, b)).toFixed(1)}%`;
+for (const [k, t] of tallies)
+  console.log(
+    ds,
+    k,
+    `checks ${t.n}, two boxes ${t.two}, union kept ${t.joined}, approved ${pct(t.ok, t.n)} (without the union ${pct(t.okApart, t.n)})`,
+  );
