@@ -3,8 +3,9 @@
 // 5 genuine signatures are enrolled whole. Each later genuine signature, and each skilled forgery, is set
 // beside a genuine signature of the next writer in the list (the subject's on the left, then on the
 // right), `gap` heights apart on white paper, and checked as `photo` with and without the union. Prints
-// per gap: how many checks were located in two boxes, how many kept a union, and the share at `approve`
-// or above with and without it, for the genuine and for the forged.
+// per gap: how many checks were located in two boxes or more, how many kept a union, how many were
+// decided on a box that takes in both signers (and of those, how many approved), and the share at
+// `approve` or above with and without the union, for the genuine and for the forged.
 //   node --import tsx bench/experiments/two-signers.ts <dataset name> [K, default 4] [gaps, default 0.8,1.2,1.6,2]
 import { readFileSync } from "node:fs";
 import { DEFAULT_QUALITY_FLOOR, DEFAULT_THRESHOLDS } from "../../src/domain/policy-defaults";
@@ -48,11 +49,11 @@ function sideBySide(left: Raster, right: Raster, gap: number): Raster {
   return page;
 }
 
-type Tally = { n: number; two: number; joined: number; ok: number; okApart: number };
+type Tally = { n: number; two: number; joined: number; foreign: number; foreignOk: number; ok: number; okApart: number };
 const tallies = new Map<string, Tally>();
 const tally = (k: string) => {
   let t = tallies.get(k);
-  if (!t) tallies.set(k, (t = { n: 0, two: 0, joined: 0, ok: 0, okApart: 0 }));
+  if (!t) tallies.set(k, (t = { n: 0, two: 0, joined: 0, foreign: 0, foreignOk: 0, ok: 0, okApart: 0 }));
   return t;
 };
 
@@ -84,8 +85,19 @@ for (const w of writers) {
         const apart = await checkDocument(core, bytes, model, policy, { inputType: "photo", joinRuns: false });
         const t = tally(`${q[2]} gap ${gap}`);
         t.n++;
-        if (apart.signatures.length === 2) t.two++;
+        if (apart.signatures.length >= 2) t.two++;
         if (out.signatures.length < apart.signatures.length) t.joined++;
+        // The decision's signature takes in more than a tenth of each signer's width: a union of both.
+        const best = out.signatures.find((s) => s.index === out.bestSignature);
+        const g = Math.round(gap * Math.max(subject.height, signer.height));
+        const mineAt = { x0: subjectLeft ? 40 : 40 + signer.width + g, w: subject.width };
+        const theirsAt = { x0: subjectLeft ? 40 + subject.width + g : 40, w: signer.width };
+        const takes = (r: { x0: number; w: number }) =>
+          best !== undefined && Math.min(best.box.x + best.box.w, r.x0 + r.w) - Math.max(best.box.x, r.x0) > 0.1 * r.w;
+        if (takes(mineAt) && takes(theirsAt)) {
+          t.foreign++;
+          if ((out.score ?? 0) >= DEFAULT_THRESHOLDS.approve) t.foreignOk++;
+        }
         if ((out.score ?? 0) >= DEFAULT_THRESHOLDS.approve) t.ok++;
         if ((apart.score ?? 0) >= DEFAULT_THRESHOLDS.approve) t.okApart++;
       }
@@ -97,5 +109,5 @@ for (const [k, t] of tallies)
   console.log(
     ds,
     k,
-    `checks ${t.n}, two boxes ${t.two}, union kept ${t.joined}, approved ${pct(t.ok, t.n)} (without the union ${pct(t.okApart, t.n)})`,
+    `checks ${t.n}, two boxes ${t.two}, union kept ${t.joined}, decided on a box holding both signers ${t.foreign} (approved ${t.foreignOk}), approved ${pct(t.ok, t.n)} (without the union ${pct(t.okApart, t.n)})`,
   );

@@ -83,7 +83,10 @@ export const CheckStreamLocated = z
       .openapi({ description: "Every signature found on the pages searched; empty when none was (the decision is then NO_SIGNATURE)" }),
   })
   .openapi("CheckStreamLocated", {
-    description: "Designed here. `located`: the signature regions found, before any is compared.",
+    description:
+      "Designed here. `located`: the signature regions found, as the decision's `signatures` will list them. " +
+      "Where a name was found as separate words on one line, the words are listed as one signature when, compared with the " +
+      "subject's references, their union matches better than each word alone (a second signer beside the subject stays apart).",
   });
 
 export const CheckStreamComparing = z
