@@ -27,7 +27,18 @@ import { analyseFrame } from "../../src/verify/pipeline-frame";
 import { assessQuality } from "../../src/verify/quality";
 import { cropRaster, paddedBox } from "../../src/verify/render";
 import { blur } from "../lib/render";
-import { encodeJpeg, makeWriter, photoOf, renderForm, renderSignature, signatureBoxes } from "../../test/fixtures/generator";
+import {
+  blankPage,
+  darkenOnto,
+  encodeJpeg,
+  encodePng,
+  inkBounds,
+  makeWriter,
+  photoOf,
+  renderForm,
+  renderSignature,
+  signatureBoxes,
+} from "../../test/fixtures/generator";
 
 const RUNS = 9;
 
@@ -226,6 +237,28 @@ it("speed", async () => {
   );
   // The same image sent to a check as a photo: the half-size look completed at full size.
   report("640 px photo checked: locate", await measure(() => locateSignatures([framePage], { inputType: "photo" })));
+
+  // A name written in two words 1.2 heights apart, photographed: the locator boxes the words apart, and
+  // the check also compares their union (name-parts.ts). Sampled alternately with the union left out.
+  const words = [renderSignature(writer, { variant: 31 }), renderSignature(makeWriter(9), { variant: 31 })].map((r) =>
+    cropRaster(r, inkBounds(r) ?? { x: 0, y: 0, w: r.width, h: r.height }),
+  );
+  const wordsH = Math.max(words[0].height, words[1].height);
+  const sheet = blankPage(words[0].width + Math.round(1.2 * wordsH) + words[1].width + 80, wordsH + 80);
+  darkenOnto(sheet, words[0], 40, 40);
+  darkenOnto(sheet, words[1], 40 + words[0].width + Math.round(1.2 * wordsH), 40);
+  const namePhoto = encodePng(photoOf(sheet, { seed: 3 }));
+  const nameBoxes = locateSignatures([await (await openDocument(namePhoto)).decodePage(0)], { inputType: "photo" }).length;
+  try {
+    const [apart, joined] = await measurePair(
+      () => checkDocument(core, namePhoto, model, policy, { inputType: "photo", joinRuns: false }),
+      () => checkDocument(core, namePhoto, model, policy, { inputType: "photo" }),
+    );
+    report(`photo of a name in two words (${nameBoxes} boxes): checkDocument, words compared apart`, apart);
+    report(`photo of a name in two words (${nameBoxes} boxes): checkDocument, with their union`, joined);
+  } catch (err) {
+    report("photo of a name in two words: checkDocument", `failed: ${err instanceof Error ? err.message : String(err)}`);
+  }
 
   report(
     "640 px frame: analyseFrame (decode + quality + locate)",

@@ -9,7 +9,7 @@
  *
  * Pure: boxes in, runs of box indices out.
  */
-import { unionBox } from "./ink-mask";
+import { overlaps, unionBox } from "./ink-mask";
 import type { Box } from "./types";
 
 /** Neighbours on one line at most this many box heights (the taller one's) apart are joined. */
@@ -18,7 +18,10 @@ export const RUN_GAP_HEIGHTS = 2;
 export const LINE_OVERLAP = 0.5;
 /** At most this many words make one name. */
 export const MAX_RUN = 4;
-/** At most this many unions are scored per document: each costs a crop, features and a comparison. */
+/**
+ * At most this many unions are scored per document (the budget `lineRuns` is given): each costs a crop at
+ * full resolution, its quality, features and a comparison, about as much as one more signature.
+ */
 export const MAX_RUNS = 6;
 
 export interface LineRun {
@@ -30,15 +33,18 @@ export interface LineRun {
 interface Placed {
   page: number;
   box: Box;
+  /** The locator's confidence: where the budget runs short, runs holding surer boxes are scored first. */
+  confidence: number;
 }
 
 /**
  * Runs of two to MAX_RUN boxes of one page, each next to the one before it on one line. Each box's
- * neighbour is the nearest box to its right that shares its line within the gap; no box between them
- * can be skipped over, because the nearest is taken. Shorter runs come first, then left to right, and
- * at most MAX_RUNS are returned.
+ * neighbour is the nearest box to its right that shares its line within the gap. A run whose union would
+ * take in any part of a box outside it (one between its words, off their line) is not a name's words.
+ * Shorter runs come first, then those holding the most confident box, then top to bottom and left to
+ * right; at most `budget` are returned.
  */
-export function lineRuns(boxes: readonly Placed[]): LineRun[] {
+export function lineRuns(boxes: readonly Placed[], budget = MAX_RUNS): LineRun[] {
   const next = boxes.map((a, i) => {
     let best = -1;
     let bestX = Infinity;
@@ -60,11 +66,15 @@ export function lineRuns(boxes: readonly Placed[]): LineRun[] {
     for (let start = 0; start < boxes.length; start++) {
       const parts = [start];
       while (parts.length < len && next[parts[parts.length - 1]] >= 0) parts.push(next[parts[parts.length - 1]]);
-      if (parts.length === len) runs.push({ parts, box: unionBox(parts.map((p) => boxes[p].box)) });
+      if (parts.length < len) continue;
+      const box = unionBox(parts.map((p) => boxes[p].box));
+      if (boxes.some((o, k) => !parts.includes(k) && o.page === boxes[start].page && overlaps(o.box, box))) continue;
+      runs.push({ parts, box });
     }
   }
-  runs.sort((a, b) => a.parts.length - b.parts.length || a.box.y - b.box.y || a.box.x - b.box.x);
-  return runs.slice(0, MAX_RUNS);
+  const sure = (r: LineRun) => Math.max(...r.parts.map((p) => boxes[p].confidence));
+  runs.sort((a, b) => a.parts.length - b.parts.length || sure(b) - sure(a) || a.box.y - b.box.y || a.box.x - b.box.x);
+  return runs.slice(0, Math.max(0, budget));
 }
 
 function sameLine(a: Box, b: Box): boolean {

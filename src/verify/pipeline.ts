@@ -22,7 +22,7 @@ import { extractFeatures, type SignatureFeatures } from "./features";
 import { compareToModel } from "./compare";
 import { runsOffImage } from "./cut-off";
 import { locateSignatures, type LocatedSignature, type LocateTarget } from "./locate";
-import { chooseRuns, lineRuns } from "./name-parts";
+import { MAX_RUNS, chooseRuns, lineRuns } from "./name-parts";
 import { variantDistanceRow, type ReferenceModel } from "./model";
 import { assessQuality, type CaptureCue, type QualityReport } from "./quality";
 import { CROP_MAX_SIDE, cropRaster, encodeGreyPng, fitWithin, paddedBox, referenceThumbnailPng } from "./render";
@@ -325,7 +325,7 @@ export async function analyseDocument(
     // hand, and the check decides. A template's zones and a target box say where the signature is.
     if (opts.joinRuns && !template && !opts.target?.box && opts.inputType !== "signature_image") {
       const first = signatures.length - found.length;
-      for (const r of lineRuns(found)) {
+      for (const r of lineRuns(found, MAX_RUNS - runs.length)) {
         const parts = r.parts.map((p) => first + p);
         const cut = await cutOut(page, r.box, opts.inputType, opts.renderCrops !== false, timings);
         runs.push({
@@ -564,14 +564,22 @@ export async function checkDocument(
     await announce(a.signatures);
     located.forEach((s, i) => compare(s, a.crops[i]));
   } else {
-    located.forEach((s, i) => compare(s, a.crops[i]));
+    // Parts and unions are compared before the stream hears of them (a few comparisons, each about as much
+    // as one signature). Should a comparison fail, the stream still says what was found, as before.
+    let chosen: ReturnType<typeof chooseRuns>;
     const unions = runs.map((r) => checked(r.signature, r.quality));
-    unions.forEach((u, i) => compare(u, runs[i].crop));
-    const chosen = chooseRuns(
-      runs,
-      located.map((s) => s.score),
-      unions.map((u) => u.score),
-    );
+    try {
+      located.forEach((s, i) => compare(s, a.crops[i]));
+      unions.forEach((u, i) => compare(u, runs[i].crop));
+      chosen = chooseRuns(
+        runs,
+        located.map((s) => s.score),
+        unions.map((u) => u.score),
+      );
+    } catch (err) {
+      await announce(a.signatures);
+      throw err;
+    }
     // Each kept union takes the place of its first part in reading order; its other parts go.
     const at = new Map<number, number>();
     const gone = new Set<number>();
@@ -582,14 +590,16 @@ export async function checkDocument(
     }
     const list: CheckedSignature[] = [];
     const pngs: Uint8Array[] = [];
+    // Crops are rendered for every box and every union, or for none (`renderCrops`).
+    const rendered = a.cropPngs.length > 0;
     for (let i = 0; i < located.length; i++) {
       const run = at.get(i);
       if (run !== undefined) {
         list.push({ ...unions[run], index: list.length });
-        if (runs[run].cropPng) pngs.push(runs[run].cropPng as Uint8Array);
+        if (rendered) pngs.push(runs[run].cropPng ?? missingCrop());
       } else if (!gone.has(i)) {
         list.push({ ...located[i], index: list.length });
-        if (a.cropPngs[i]) pngs.push(a.cropPngs[i]);
+        if (rendered) pngs.push(a.cropPngs[i]);
       }
     }
     located = list;
@@ -610,6 +620,10 @@ export async function checkDocument(
     bestReferenceId: best.bestReferenceId ?? null,
     regions: best.regions ?? [],
   };
+}
+
+function missingCrop(): never {
+  throw new Error("checkDocument: a joined name has no crop while its parts have one");
 }
 
 /** A box in [0, 1] coordinates of a crop, in page pixels. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { MAX_RUNS, chooseRuns, lineRuns } from "../../src/verify/name-parts";
 import type { Box } from "../../src/verify/types";
 
-const at = (x: number, y: number, w: number, h: number, page = 1): { page: number; box: Box } => ({ page, box: { x, y, w, h } });
+const at = (x: number, y: number, w: number, h: number, page = 1, confidence = 0.9) => ({ page, confidence, box: { x, y, w, h } as Box });
 
 describe("lineRuns: boxes that may be the words of one name", () => {
   it("joins neighbours on one line within two heights, and gives their union", () => {
@@ -26,9 +26,21 @@ describe("lineRuns: boxes that may be the words of one name", () => {
     expect(runs[2].box).toEqual({ x: 100, y: 100, w: 500, h: 80 });
   });
 
-  it("scores a bounded number of unions however many boxes a page holds", () => {
+  it("does not join words around a box off their line that their union would take in", () => {
+    expect(lineRuns([at(100, 100, 200, 80), at(330, 150, 60, 80), at(420, 100, 150, 80)])).toEqual([]);
+  });
+
+  it("scores a bounded number of unions, the budget going first to runs holding surer boxes", () => {
     const row = Array.from({ length: 40 }, (_, i) => at(100 + i * 150, 100, 100, 80));
     expect(lineRuns(row)).toHaveLength(MAX_RUNS);
+    expect(lineRuns(row, 2)).toHaveLength(2);
+    expect(lineRuns(row, 0)).toEqual([]);
+    // Ten rows of two words down a page; the surest pair is at the bottom.
+    const rows = Array.from({ length: 10 }, (_, i) => [
+      at(100, 100 + i * 150, 200, 80, 1, 0.5),
+      at(350, 100 + i * 150, 200, 80, 1, i === 9 ? 0.95 : 0.5),
+    ]).flat();
+    expect(lineRuns(rows, 1)[0].parts).toEqual([18, 19]);
   });
 });
 

@@ -12,7 +12,9 @@ import {
 } from "../../src/verify/pipeline";
 import { decodePage } from "../../src/verify/decode";
 import { locateSignatures } from "../../src/verify/locate";
-import { cropRaster } from "../../src/verify/render";
+import { lineRuns } from "../../src/verify/name-parts";
+import { cropRaster, signatureCropPng } from "../../src/verify/render";
+import type { Box } from "../../src/verify/types";
 import {
   blankPage as blankRaster,
   blurredPhoto,
@@ -31,6 +33,7 @@ import {
 } from "../fixtures/generator";
 
 const policy = { thresholds: DEFAULT_THRESHOLDS, quality_floor: DEFAULT_QUALITY_FLOOR };
+const within = (b: Box, outer: Box) => b.x >= outer.x && b.y >= outer.y && b.x + b.w <= outer.x + outer.w && b.y + b.h <= outer.y + outer.h;
 const writer = makeWriter(3);
 const W = 1240;
 const H = 1754;
@@ -166,7 +169,8 @@ describe("checkDocument", () => {
         w: b.x + b.w - a.x,
         h: Math.max(a.y + a.h, b.y + b.h) - Math.min(a.y, b.y),
       });
-      expect(out.cropPngs).toHaveLength(1);
+      // The reviewer's crop is the union's, not a word's.
+      expect(out.cropPngs).toEqual([await signatureCropPng(photo, out.signatures[0].box)]);
       expect(events.map((e) => e.type)).toEqual(["quality", "located", "comparing"]);
       const located = events[1] as Extract<CheckEvent, { type: "located" }>;
       expect(located.data.signatures.map((s) => [s.index, s.box])).toEqual([[0, out.signatures[0].box]]);
@@ -176,10 +180,33 @@ describe("checkDocument", () => {
       const page = sideBySide(12);
       const out = await checkDocument(getCore(), encodePng(page), model, policy, { inputType: "photo" });
       const apart = await checkDocument(getCore(), encodePng(page), model, policy, { inputType: "photo", joinRuns: false });
+      // Their union was a candidate, compared and turned down.
+      expect(lineRuns(apart.signatures)).toHaveLength(1);
       expect(out.signatures).toHaveLength(2);
       expect(out.signatures.map((s) => [s.box, s.score])).toEqual(apart.signatures.map((s) => [s.box, s.score]));
       expect(out.score!).toBeGreaterThanOrEqual(policy.thresholds.approve);
       expect(out.cropPngs).toEqual(apart.cropPngs);
+    });
+
+    it("numbers a joined name on page 2 after page 1's signature, with or without crops", async () => {
+      const first = renderSignature(other, { variant: 13 });
+      const photo = photoOf(sideBySide(14), { seed: 14 });
+      const pdf = await toPdf([{ png: encodePng(first) }, { png: encodePng(photo) }]);
+      for (const renderCrops of [true, false]) {
+        const out = await checkDocument(getCore(), pdf, nameModel, policy, { inputType: "photo", renderCrops });
+        expect(out.pages).toBe(2);
+        expect(out.signatures.map((s) => [s.index, s.page])).toEqual([
+          [0, 1],
+          [1, 2],
+        ]);
+        expect(out.bestSignature).toBe(1);
+        expect(out.score!).toBeGreaterThanOrEqual(policy.thresholds.approve);
+        expect(out.cropPngs).toHaveLength(renderCrops ? 2 : 0);
+        const words = locateSignatures([photo], { inputType: "photo" }).map((f) => f.box);
+        expect(words).toHaveLength(2);
+        const union = out.signatures[1].box;
+        for (const w of words) expect(within(w, union), JSON.stringify({ w, union })).toBe(true);
+      }
     });
   });
 

@@ -86,7 +86,7 @@ export const CheckStreamLocated = z
     description:
       "Designed here. `located`: the signature regions found, as the decision's `signatures` will list them. " +
       "Where a name was found as separate words on one line, the words are listed as one signature when, compared with the " +
-      "subject's references, their union matches better than each word alone (a second signer beside the subject stays apart).",
+      "subject's references, their union scores above each word alone.",
   });
 
 export const CheckStreamComparing = z
