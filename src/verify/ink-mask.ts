@@ -284,29 +284,49 @@ export function isFrameEdge(c: Component, labels: Int32Array, w: number, h: numb
  * along a blurred edge, not a second crossing.
  */
 export function turnsBack(c: Component, labels: Int32Array, w: number): boolean {
-  const across = c.w >= c.h;
-  const lines = across ? c.w : c.h,
-    depth = across ? c.h : c.w;
-  const step = across ? w : 1;
-  // At most SCANLINES of them, evenly spaced: a hatched or striped picture can hold hundreds of long
-  // sparse components touching the frame, and each walk covers the component's whole box.
+  return turnsBackAcross({ x: c.x, y: c.y, w: c.w, h: c.h }, c.w >= c.h, w, (i) => labels[i] === c.id);
+}
+
+/**
+ * `turnsBack` for all the ink of a box, across it either way: a signature candidate whose ink no line
+ * across it, upright or level, crosses three times on more than TURNS_BACK of the lines is made of strokes
+ * that never turn back, as the two arms of a page outline's corner are (classify.ts). `ruled` (the ruling
+ * lines' ink taken out of `mask`) counts as ink: taken out of a leaning side, a rule leaves a staircase of
+ * short pieces that a line across meets twice.
+ */
+export function inkTurnsBack(mask: Uint8Array, ruled: Uint8Array, w: number, box: Box): boolean {
+  const ink = (i: number) => mask[i] !== 0 || ruled[i] !== 0;
+  return turnsBackAcross(box, true, w, ink) || turnsBackAcross(box, false, w, ink);
+}
+
+/**
+ * Walks lines across `box` (upright ones when `upright`), at most SCANLINES of them evenly spaced, and
+ * asks whether more than TURNS_BACK of those that meet the ink cross it three times or more. `w` is the
+ * image's width; `isInk` says which pixels (by index) count.
+ */
+function turnsBackAcross(box: Box, upright: boolean, w: number, isInk: (i: number) => boolean): boolean {
+  const lines = upright ? box.w : box.h,
+    depth = upright ? box.h : box.w;
+  const step = upright ? w : 1;
+  // A hatched or striped picture can hold hundreds of long sparse components touching the frame, and
+  // each walk covers the whole box.
   const stride = Math.max(1, Math.ceil(lines / SCANLINES));
   const sampled = Math.ceil(lines / stride);
   let crossed = 0,
     threeTimes = 0;
   for (let k = 0; k < lines; k += stride) {
-    let i = across ? c.y * w + c.x + k : (c.y + k) * w + c.x;
+    let i = upright ? box.y * w + box.x + k : (box.y + k) * w + box.x;
     let runs = 0,
       gap = 2;
     for (let t = 0; t < depth; t++, i += step) {
-      if (labels[i] === c.id) {
+      if (isInk(i)) {
         if (gap >= 2) runs++;
         gap = 0;
       } else gap++;
     }
     if (runs > 0) crossed++;
     if (runs >= 3) threeTimes++;
-    // Every line crosses a connected component, so past this share of all of them the answer is known.
+    // Past this share of all the lines the answer is known.
     if (threeTimes > TURNS_BACK * sampled) return true;
   }
   return threeTimes > TURNS_BACK * crossed;
