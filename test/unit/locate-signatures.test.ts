@@ -283,7 +283,7 @@ describe("locating signatures without a template", () => {
 
   it("takes no part of a page's outline for a signature, however the page is keystoned", () => {
     // Rule removal takes an outline's long sides and can leave two arms meeting at a corner, or the outline
-    // whole where its sides lean, which passed for a tall, sparse stroke: 9 of these 16 outlines gave a
+    // whole where its sides lean, which passed for a tall, sparse stroke: 8 of these 16 outlines gave a
     // signature before inkTurnsBack.
     const r = rng(2024);
     for (let k = 0; k < 16; k++) {
