@@ -11,11 +11,11 @@ import { readFileSync } from "node:fs";
 import { DEFAULT_QUALITY_FLOOR, DEFAULT_THRESHOLDS } from "../../src/domain/policy-defaults";
 import { decodePage } from "../../src/verify/decode";
 import { locateSignatures } from "../../src/verify/locate";
-import { buildReferenceModel, type ReferenceInput } from "../../src/verify/model";
-import { checkDocument, enrolReference } from "../../src/verify/pipeline";
+import { checkDocument } from "../../src/verify/pipeline";
 import { cropRaster } from "../../src/verify/render";
 import type { Raster } from "../../src/verify/types";
 import { blankPage, darkenOnto, encodePng } from "../../test/fixtures/generator";
+import { enrolledModel } from "../lib/enrolled-model";
 import { findDatasetsRoot } from "../lib/lodo";
 import { loadNodeCore } from "../lib/node-core";
 
@@ -60,16 +60,12 @@ const tally = (k: string) => {
 for (const w of writers) {
   const mine = rows.filter((r) => r[1] === w);
   const genuine = mine.filter((r) => r[2] === "genuine");
-  const refs: ReferenceInput[] = [];
-  for (const r of genuine.slice(0, 5)) {
-    const e = await enrolReference(core, new Uint8Array(readFileSync(`${root}${ds}/${r[0]}`)), {
-      inputType: "signature_image",
-      qualityFloor: 0,
-    });
-    if ("features" in e) refs.push({ refId: r[0], features: e.features, variantRow: e.variantRow ?? undefined });
-  }
-  if (refs.length < 2) continue;
-  const model = buildReferenceModel(core, refs);
+  const model = await enrolledModel(
+    core,
+    `${root}${ds}`,
+    genuine.slice(0, 5).map((r) => r[0]),
+  );
+  if (!model) continue;
   const neighbour = all[(all.indexOf(w) + 1) % all.length];
   const theirs = rows.filter((r) => r[1] === neighbour && r[2] === "genuine");
   const questioned = [...genuine.slice(5, 9), ...mine.filter((q) => q[2] === "forgery").slice(0, 4)];
