@@ -140,7 +140,20 @@ function locateWholeInk(view: PageView, region: Box): Found[] {
  * The longest side (px) of an image that, sent without an input_type and holding no print or stamp, is taken
  * for a bare signature image: a signature cut out at 300 dpi, not a page.
  */
-const BARE_MAX_SIDE = 2000;
+export const BARE_MAX_SIDE = 2000;
+
+/**
+ * All the ink of a small image in one box, as a bare signature image is taken (less specks and frame
+ * lines), with the confidence a bare image's box gets, or null when there is none worth a look. For the check's last resort (pipeline.ts): a page
+ * search that found nothing may have taken a name for a line of type, which only the subject's
+ * references can tell apart. Only for images up to BARE_MAX_SIDE, where the whole can be one signature.
+ */
+export function wholeInkBox(page: Raster): Found | null {
+  if (Math.max(page.width, page.height) > BARE_MAX_SIDE) return null;
+  const view: PageView = { raster: page, scale: 1, width: page.width, height: page.height };
+  const found = locateWholeInk(view, { x: 0, y: 0, w: page.width, h: page.height }).filter((f) => f.confidence >= MIN_CONFIDENCE);
+  return found[0] ?? null;
+}
 
 /**
  * A signature's loops can fit the ring test, and take the pieces inside them along as a "stamp": up to 0.2

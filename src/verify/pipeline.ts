@@ -21,7 +21,7 @@ import { extractForCheck } from "./check-features";
 import { extractFeatures, type SignatureFeatures } from "./features";
 import { compareToModel } from "./compare";
 import { runsOffImage } from "./cut-off";
-import { locateSignatures, type LocatedSignature, type LocateTarget } from "./locate";
+import { locateSignatures, wholeInkBox, type LocatedSignature, type LocateTarget } from "./locate";
 import { MAX_RUNS, chooseRuns, lineRuns } from "./name-parts";
 import { variantDistanceRow, type ReferenceModel } from "./model";
 import { assessQuality, type CaptureCue, type QualityReport } from "./quality";
@@ -58,6 +58,12 @@ export interface AnalyseOptions {
    * the check to score. Not with a template, a target box or a `signature_image`.
    */
   joinRuns?: boolean;
+  /**
+   * When a one-page document's page search finds nothing, also cut out its whole ink as `wholeInk`
+   * (locate.ts wholeInkBox), for the check to compare: the search may have taken a name for a line of
+   * type. Not with a template, a target box or a `signature_image`.
+   */
+  wholeInkIfNone?: boolean;
 }
 
 /** A located signature as the analysis reports it. */
@@ -94,17 +100,23 @@ export interface Analysis {
   registration?: { page: number; registered: boolean }[];
   /** With `joinRuns`: neighbouring boxes on one line, and their union cut out as a signature of its own. */
   runs?: JoinedRun[];
+  /** With `wholeInkIfNone`, when nothing was found on the document's one page: all its ink, cut out. */
+  wholeInk?: Alternative;
 }
 
-/** The union of a run of boxes (name-parts.ts), cut out as each located signature is. */
-export interface JoinedRun {
-  /** Indices into `signatures`, left to right. */
-  parts: number[];
-  /** `index` is -1 until the check keeps the union. */
+/** A box the check may take for a signature, cut out as each located signature is. */
+export interface Alternative {
+  /** `index` is -1 until the check keeps it. */
   signature: FoundSignature;
   quality: QualityReport;
   crop: Raster;
   cropPng?: Uint8Array;
+}
+
+/** The union of a run of boxes (name-parts.ts). */
+export interface JoinedRun extends Alternative {
+  /** Indices into `signatures`, left to right. */
+  parts: number[];
 }
 
 export interface StageTimings {
@@ -251,6 +263,7 @@ export async function analyseDocument(
   const crops: Raster[] = [];
   const cropPngs: Uint8Array[] = [];
   const runs: JoinedRun[] = [];
+  let wholeInk: Alternative | undefined;
   let skipped: VerifyError | undefined;
 
   for (const pageNo of pageNumbers) {
@@ -343,6 +356,31 @@ export async function analyseDocument(
         });
       }
     }
+    if (
+      opts.wholeInkIfNone &&
+      found.length === 0 &&
+      doc.pageCount === 1 &&
+      !template &&
+      !opts.target?.box &&
+      opts.inputType !== "signature_image" &&
+      page.scale === 1
+    ) {
+      t = now();
+      const whole = wholeInkBox(raster);
+      timings.locate += now() - t;
+      if (whole) {
+        const { box } = whole;
+        const cut = await cutOut(page, box, opts.inputType, opts.renderCrops !== false, timings);
+        const signature: FoundSignature = {
+          index: -1,
+          page: pageNo,
+          box,
+          confidence: round4(whole.confidence),
+          cutOff: cutOffFor(box, page, opts.inputType),
+        };
+        wholeInk = { signature, quality: cut.quality, crop: cut.crop, cropPng: cut.png };
+      }
+    }
   }
   if (!quality) throw skipped ?? new VerifyError("no_raster_content", "the document holds no page with an image to verify");
 
@@ -357,6 +395,7 @@ export async function analyseDocument(
     timings,
     registration,
     runs,
+    wholeInk,
   };
   if (signatures.length === 0) analysis.noSignature = true;
   else if (perSignatureQuality.every((q) => q.score < opts.qualityFloor)) analysis.unreadable = true;
@@ -511,13 +550,17 @@ export async function checkDocument(
   const active = model.refs.filter((r) => !r.outlier).length;
   if (active < 1) throw new InsufficientReferencesError(active, 1);
 
-  // The located event is held back until the words of one name are joined (below), so that it lists the
-  // signatures the result does.
+  // The located event is held back until the words of one name are joined, or a page where nothing was
+  // found has had its last look (below), so that it lists the signatures the result does.
   let locatedHeld = false;
-  const a = await analyseDocument(bytes, { ...opts, joinRuns: opts.joinRuns ?? true, qualityFloor: policy.quality_floor }, async (e) => {
-    if (e.type === "located") locatedHeld = true;
-    else await onEvent?.(e);
-  });
+  const a = await analyseDocument(
+    bytes,
+    { ...opts, joinRuns: opts.joinRuns ?? true, wholeInkIfNone: opts.wholeInkIfNone ?? true, qualityFloor: policy.quality_floor },
+    async (e) => {
+      if (e.type === "located") locatedHeld = true;
+      else await onEvent?.(e);
+    },
+  );
   const announce = async (signatures: FoundSignature[]) => {
     if (locatedHeld) await onEvent?.({ type: "located", data: { signatures } });
     await onEvent?.({ type: "comparing", data: { reference_count: active } });
@@ -539,13 +582,6 @@ export async function checkDocument(
   });
   let located = a.signatures.map((s, i) => checked(s, a.perSignatureQuality[i]));
   let cropPngs = a.cropPngs;
-  if (a.unreadable || a.noSignature) {
-    if (locatedHeld) await onEvent?.({ type: "located", data: { signatures: a.signatures } });
-    return a.unreadable
-      ? { ...base, cropPngs, decision: "UNREADABLE", score: null, signatures: located, bestSignature: null }
-      : { ...base, cropPngs, decision: "NO_SIGNATURE", score: null, signatures: [], bestSignature: null };
-  }
-
   const compare = (s: CheckedSignature, crop: Raster) => {
     if (s.unreadable) return;
     let t = now();
@@ -559,6 +595,32 @@ export async function checkDocument(
     s.bestReferenceId = c.bestRefId;
     s.regions = c.regions.map((r) => ({ box: toPageBox(r.box, s.box), deviation: round4(r.deviation) }));
   };
+  if (a.noSignature && a.wholeInk && a.wholeInk.quality.score >= policy.quality_floor) {
+    // The page search found nothing; its whole ink is a signature only if it is the subject's: at least
+    // `flag` against the references. Below that it stays NO_SIGNATURE, as the search said, so a line of
+    // type (free) is never turned into a FAILED check (billed).
+    const whole = a.wholeInk;
+    const s = checked(whole.signature, whole.quality);
+    try {
+      compare(s, whole.crop);
+    } catch (err) {
+      await announce(a.signatures);
+      throw err;
+    }
+    if ((s.score ?? 0) >= policy.thresholds.flag) {
+      located = [{ ...s, index: 0 }];
+      cropPngs = whole.cropPng ? [whole.cropPng] : [];
+      await announce(located);
+      return outcome(located, cropPngs);
+    }
+  }
+  if (a.unreadable || a.noSignature) {
+    if (locatedHeld) await onEvent?.({ type: "located", data: { signatures: a.signatures } });
+    return a.unreadable
+      ? { ...base, cropPngs, decision: "UNREADABLE", score: null, signatures: located, bestSignature: null }
+      : { ...base, cropPngs, decision: "NO_SIGNATURE", score: null, signatures: [], bestSignature: null };
+  }
+
   const runs = (a.runs ?? []).filter((r) => r.parts.some((p) => !located[p].unreadable));
   if (runs.length === 0) {
     await announce(a.signatures);
@@ -606,20 +668,25 @@ export async function checkDocument(
     cropPngs = pngs;
     await announce(located);
   }
-  let best: CheckedSignature | undefined;
-  for (const s of located) if (s.score !== null && (!best || s.score > (best.score ?? 0))) best = s;
-  if (!best) return { ...base, cropPngs, decision: "UNREADABLE", score: null, signatures: located, bestSignature: null };
-  const score = best.score ?? 0;
-  return {
-    ...base,
-    cropPngs,
-    decision: decide(score, policy.thresholds),
-    score,
-    signatures: located,
-    bestSignature: best.index,
-    bestReferenceId: best.bestReferenceId ?? null,
-    regions: best.regions ?? [],
-  };
+  return outcome(located, cropPngs);
+
+  /** The decision on the compared signatures: the best one's score. */
+  function outcome(signatures: CheckedSignature[], pngs: Uint8Array[]): CheckOutcome {
+    let best: CheckedSignature | undefined;
+    for (const s of signatures) if (s.score !== null && (!best || s.score > (best.score ?? 0))) best = s;
+    if (!best) return { ...base, cropPngs: pngs, decision: "UNREADABLE", score: null, signatures, bestSignature: null };
+    const score = best.score ?? 0;
+    return {
+      ...base,
+      cropPngs: pngs,
+      decision: decide(score, policy.thresholds),
+      score,
+      signatures,
+      bestSignature: best.index,
+      bestReferenceId: best.bestReferenceId ?? null,
+      regions: best.regions ?? [],
+    };
+  }
 }
 
 function missingCrop(): never {

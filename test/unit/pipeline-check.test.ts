@@ -24,8 +24,10 @@ import {
   darkPhoto,
   encodeJpeg,
   encodePng,
+  lettersApart,
   makeWriter,
   photoOf,
+  printedLine,
   renderForm,
   renderSignature,
   signatureBoxes,
@@ -206,6 +208,56 @@ describe("checkDocument", () => {
         expect(words).toHaveLength(2);
         const union = out.signatures[1].box;
         for (const w of words) expect(within(w, union), JSON.stringify({ w, union })).toBe(true);
+      }
+    });
+  });
+
+  describe("a photo whose page search finds nothing", () => {
+    // A name in separate letters whose headlines keep one line: the page search takes it for a line of
+    // type. Its writer's references are the same letters, their headlines straying as a hand's do.
+    let lettersModel: ReferenceModel;
+    beforeAll(async () => {
+      const refs = [];
+      for (const wander of [2, 3, 4, 5]) {
+        const e = await enrolReference(getCore(), encodePng(lettersApart(1, wander)), { qualityFloor: DEFAULT_QUALITY_FLOOR });
+        if ("rejected" in e) throw new Error(`reference ${wander} rejected: ${e.detail}`);
+        refs.push({ refId: `letters-${wander}`, features: e.features });
+      }
+      lettersModel = buildReferenceModel(getCore(), refs);
+    });
+
+    it("compares its whole ink, and keeps it as a signature when it is the subject's", async () => {
+      const level = lettersApart(1, 0);
+      expect(locateSignatures([level], { inputType: "photo" })).toEqual([]);
+      const events: CheckEvent[] = [];
+      const out = await checkDocument(getCore(), encodePng(level), lettersModel, policy, { inputType: "photo" }, (e) => {
+        events.push(e);
+      });
+      expect(out.score!).toBeGreaterThanOrEqual(policy.thresholds.approve);
+      expect(out.signatures).toHaveLength(1);
+      expect(out.signatures[0].box).toEqual(locateSignatures([level], { inputType: "signature_image" })[0].box);
+      expect(out.cropPngs).toEqual([await signatureCropPng(level, out.signatures[0].box)]);
+      expect(events.map((e) => e.type)).toEqual(["quality", "located", "comparing"]);
+      const without = await checkDocument(getCore(), encodePng(level), lettersModel, policy, { inputType: "photo", wholeInkIfNone: false });
+      expect(without.decision).toBe("NO_SIGNATURE");
+    });
+
+    it("stays NO_SIGNATURE (not billed) when the whole ink is not the subject's: a name in letters, lines of type", async () => {
+      for (const [subject, image] of [
+        [model, lettersApart(1, 0)],
+        [lettersModel, printedLine(900, 200, 5, 1)],
+        [lettersModel, printedLine(1100, 300, 6, 2)],
+        [model, printedLine(900, 200, 5, 3)],
+      ] as const) {
+        expect(locateSignatures([image], { inputType: "photo" })).toEqual([]);
+        const events: CheckEvent[] = [];
+        const out = await checkDocument(getCore(), encodePng(image), subject, policy, { inputType: "photo" }, (e) => {
+          events.push(e);
+        });
+        expect(out.decision, `${image.width} x ${image.height}`).toBe("NO_SIGNATURE");
+        expect(out.signatures).toEqual([]);
+        expect(out.cropPngs).toEqual([]);
+        expect(events).toEqual([expect.objectContaining({ type: "quality" }), { type: "located", data: { signatures: [] } }]);
       }
     });
   });
