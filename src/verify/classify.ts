@@ -134,8 +134,8 @@ function findSignatures(
     // passed for a tall, sparse stroke on 1 of 2 keystoned outlines. No line across it meets it three
     // times; a hand's ink does, or else curves (of 1715 boxes found on every 2nd Dutch writer's images at
     // full and at half size, 7 do not turn back, all of them with edges in every direction, and none spans
-    // the frame). So a candidate that does not turn back must curve, and may not span the frame (a
-    // signature that does, close up, turns back, as its seed had to: above).
+    // the frame). So a candidate that does not turn back must curve, and may not span the frame (close
+    // up, a signature that spans it turns back, as a seed spanning the width must: above).
     if ((entropy <= CURVE_FROM || box.w >= 0.9 * m.w || box.h >= 0.9 * m.h) && !inkTurnsBack(m.mask, ruled, m.w, box)) continue;
     const confidence = scoreCandidate(box, ink, unit, entropy);
     if (confidence >= MIN_CONFIDENCE) out.push({ box, confidence });

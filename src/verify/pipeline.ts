@@ -11,7 +11,7 @@
  * never holds more than one page in memory. Decode failures are typed VerifyErrors and propagate; the
  * routes map them to item errors.
  */
-import { decide, type Decision } from "../domain/policy-defaults";
+import { DEFAULT_THRESHOLDS, decide, type Decision } from "../domain/policy-defaults";
 import type { CheckPolicy } from "../domain/policy";
 import type { Core } from "./core";
 import { openDocument, wholePage, type IdctScale, type ScaledPage } from "./decode";
@@ -19,9 +19,9 @@ import { workFactor } from "./ink-mask";
 import { eraseRules, ruleWindow } from "./crop-rules";
 import { extractForCheck } from "./check-features";
 import { extractFeatures, type SignatureFeatures } from "./features";
-import { compareToModel } from "./compare";
+import { ModelMismatchError, compareToModel } from "./compare";
 import { runsOffImage } from "./cut-off";
-import { locateSignatures, wholeInkBox, type LocatedSignature, type LocateTarget } from "./locate";
+import { BARE_MAX_SIDE, locateSignatures, wholeInkBox, type LocatedSignature, type LocateTarget } from "./locate";
 import { MAX_RUNS, chooseRuns, lineRuns } from "./name-parts";
 import { variantDistanceRow, type ReferenceModel } from "./model";
 import { assessQuality, type CaptureCue, type QualityReport } from "./quality";
@@ -363,10 +363,12 @@ export async function analyseDocument(
       !template &&
       !opts.target?.box &&
       opts.inputType !== "signature_image" &&
-      page.scale === 1
+      Math.max(page.width, page.height) <= BARE_MAX_SIDE
     ) {
       t = now();
-      const whole = wholeInkBox(raster);
+      // A JPEG of 1650 px or more was decoded scaled for the search; the whole ink is taken at full size.
+      const full = page.scale === 1 ? raster : page.crop({ x: 0, y: 0, w: page.width, h: page.height });
+      const whole = wholeInkBox(full);
       timings.locate += now() - t;
       if (whole) {
         const { box } = whole;
@@ -597,17 +599,18 @@ export async function checkDocument(
   };
   if (a.noSignature && a.wholeInk && a.wholeInk.quality.score >= policy.quality_floor) {
     // The page search found nothing; its whole ink is a signature only if it is the subject's: at least
-    // `flag` against the references. Below that it stays NO_SIGNATURE, as the search said, so a line of
-    // type (free) is never turned into a FAILED check (billed).
+    // `flag` against the references, and never less than WHOLE_INK_MIN_SCORE, whatever the policy's `flag`.
+    // Below that it stays NO_SIGNATURE, as the search said, so a page of type (free) is never billed.
     const whole = a.wholeInk;
     const s = checked(whole.signature, whole.quality);
     try {
       compare(s, whole.crop);
     } catch (err) {
-      await announce(a.signatures);
-      throw err;
+      // The look is optional: references that cannot be compared leave the search's answer standing.
+      if (!(err instanceof ModelMismatchError)) throw err;
+      s.score = null;
     }
-    if ((s.score ?? 0) >= policy.thresholds.flag) {
+    if ((s.score ?? 0) >= Math.max(policy.thresholds.flag, WHOLE_INK_MIN_SCORE)) {
       located = [{ ...s, index: 0 }];
       cropPngs = whole.cropPng ? [whole.cropPng] : [];
       await announce(located);
@@ -692,6 +695,13 @@ export async function checkDocument(
 function missingCrop(): never {
   throw new Error("checkDocument: a joined name has no crop while its parts have one");
 }
+
+/**
+ * The least score at which a page's whole ink, looked at because the page search found nothing, is taken
+ * for the subject's signature: the default `flag`. A policy's lower `flag` (down to 0) would otherwise
+ * make a signature, and a billed check, of any page of type.
+ */
+const WHOLE_INK_MIN_SCORE = DEFAULT_THRESHOLDS.flag;
 
 /** A box in [0, 1] coordinates of a crop, in page pixels. */
 function toPageBox(r: Box, crop: Box): Box {

@@ -242,6 +242,46 @@ describe("checkDocument", () => {
       expect(without.decision).toBe("NO_SIGNATURE");
     });
 
+    it("keeps the whole ink from the policy's flag up, never below the default flag, and without crops too", async () => {
+      // Another name of the same letters scores 0.849 against this subject.
+      const image = encodePng(lettersApart(4, 0));
+      const first = await checkDocument(getCore(), image, lettersModel, policy, { inputType: "photo" });
+      const score = first.score!;
+      expect(score).toBeGreaterThan(0.5);
+      expect(score).toBeLessThan(0.95);
+      const at = (flag: number) => ({ ...policy, thresholds: { auto_approve: 0.99, approve: 0.98, flag } });
+      const kept = await checkDocument(getCore(), image, lettersModel, at(score), { inputType: "photo", renderCrops: false });
+      expect(kept).toMatchObject({ decision: "FLAG", score, bestSignature: 0, cropPngs: [] });
+      expect(kept.signatures.map((s) => s.index)).toEqual([0]);
+      expect((await checkDocument(getCore(), image, lettersModel, at(score + 0.0001), { inputType: "photo" })).decision).toBe(
+        "NO_SIGNATURE",
+      );
+      // A policy that flags everything does not make a signature of a line of type.
+      const type = encodePng(printedLine(900, 200, 5, 1));
+      expect((await checkDocument(getCore(), type, lettersModel, at(0), { inputType: "photo" })).decision).toBe("NO_SIGNATURE");
+    });
+
+    it("looks only at one page of at most 2000 px, a JPEG decoded scaled included", async () => {
+      const letters = lettersApart(1, 0);
+      const on = (width: number) => {
+        const page = blankRaster(width, 400);
+        darkenOnto(page, letters, 100, 50);
+        return page;
+      };
+      const big = await checkDocument(getCore(), encodePng(on(2100)), lettersModel, policy, { inputType: "photo" });
+      expect(big.decision).toBe("NO_SIGNATURE");
+      // 1900 px: the search sees the JPEG at half size; the whole ink is taken at full size.
+      const jpeg = encodeJpeg(on(1900), 92);
+      const scaled = await checkDocument(getCore(), jpeg, lettersModel, policy, { inputType: "photo" });
+      expect(scaled.score!).toBeGreaterThanOrEqual(policy.thresholds.approve);
+      expect((await checkDocument(getCore(), jpeg, lettersModel, policy, { inputType: "photo", wholeInkIfNone: false })).decision).toBe(
+        "NO_SIGNATURE",
+      );
+      expect(scaled.signatures[0].box.x).toBeGreaterThanOrEqual(95);
+      const twoPages = await toPdf([{ png: encodePng(letters) }, { png: encodePng(letters) }]);
+      expect((await checkDocument(getCore(), twoPages, lettersModel, policy, { inputType: "photo" })).decision).toBe("NO_SIGNATURE");
+    });
+
     it("stays NO_SIGNATURE (not billed) when the whole ink is not the subject's: a name in letters, lines of type", async () => {
       for (const [subject, image] of [
         [model, lettersApart(1, 0)],
