@@ -144,9 +144,10 @@ export const BARE_MAX_SIDE = 2000;
 
 /**
  * All the ink of a small image in one box, as a bare signature image is taken (less specks and frame
- * lines), with the confidence a bare image's box gets, or null when there is none worth a look. For the check's last resort (pipeline.ts): a page
- * search that found nothing may have taken a name for a line of type, which only the subject's
- * references can tell apart. Only for images up to BARE_MAX_SIDE, where the whole can be one signature.
+ * lines), with the confidence a bare image's box gets, or null when there is none worth a look. For the
+ * check's last look (pipeline.ts): a page search that found nothing may have taken a name for a line of
+ * type, which only the subject's references can tell apart. Only for images up to BARE_MAX_SIDE, where the
+ * whole can be one signature.
  */
 export function wholeInkBox(page: Raster): Found | null {
   if (Math.max(page.width, page.height) > BARE_MAX_SIDE) return null;

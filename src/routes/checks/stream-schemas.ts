@@ -86,14 +86,19 @@ export const CheckStreamLocated = z
     description:
       "Designed here. `located`: the signature regions found, as the decision's `signatures` will list them. " +
       "Where a name was found as separate words on one line, the words are listed as one signature when, compared with the " +
-      "subject's references, their union scores above each word alone.",
+      "subject's references, their union scores above each word alone; and where nothing was found on a one-page image, its whole " +
+      "ink is listed when it scores at least `flag` against them.",
   });
 
 export const CheckStreamComparing = z
   .object({
     reference_count: z.number().int().min(1).openapi({ description: "The subject's references the signatures are compared with" }),
   })
-  .openapi("CheckStreamComparing", { description: "`comparing`: the located signatures are being compared with the references." });
+  .openapi("CheckStreamComparing", {
+    description:
+      "`comparing`: the located signatures are compared with the subject's references; the decision follows. Where words were " +
+      "joined or a page's whole ink looked at, those comparisons come before `located`.",
+  });
 
 const record = <E extends string, S extends z.ZodType>(event: E, data: S, description: string) =>
   z
