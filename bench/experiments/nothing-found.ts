@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { DEFAULT_QUALITY_FLOOR, DEFAULT_THRESHOLDS } from "../../src/domain/policy-defaults";
 import { checkDocument } from "../../src/verify/pipeline";
-import { enrolledModel } from "../lib/enrolled-model";
+import { enrolledSubjects, indexRows } from "../lib/enrolled-model";
 import { findDatasetsRoot } from "../lib/lodo";
 import { loadNodeCore } from "../lib/node-core";
 
@@ -16,23 +16,10 @@ const [ds, strideArg] = process.argv.slice(2);
 const stride = Number(strideArg ?? 4);
 const core = loadNodeCore();
 const policy = { thresholds: DEFAULT_THRESHOLDS, quality_floor: DEFAULT_QUALITY_FLOOR };
-const rows = readFileSync(`${root}${ds}/index.csv`, "utf8")
-  .trim()
-  .split("\n")
-  .slice(1)
-  .map((l) => l.split(","));
-const writers = [...new Set(rows.map((r) => r[1]))].filter((_, i) => i % stride === 0);
+const rows = indexRows(`${root}${ds}`);
 const tally: Record<string, number> = {};
-for (const w of writers) {
-  const mine = rows.filter((r) => r[1] === w);
-  const genuine = mine.filter((r) => r[2] === "genuine");
-  const model = await enrolledModel(
-    core,
-    `${root}${ds}`,
-    genuine.slice(0, 5).map((r) => r[0]),
-  );
-  if (!model) continue;
-  for (const r of [...genuine.slice(5), ...mine.filter((q) => q[2] === "forgery")]) {
+for await (const { model, questionedGenuine, forgeries } of enrolledSubjects(core, `${root}${ds}`, rows, stride)) {
+  for (const r of [...questionedGenuine, ...forgeries]) {
     const bytes = new Uint8Array(readFileSync(`${root}${ds}/${r[0]}`));
     const without = await checkDocument(core, bytes, model, policy, { inputType: "photo", wholeInkIfNone: false });
     if (without.decision !== "NO_SIGNATURE") continue;

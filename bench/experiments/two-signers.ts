@@ -15,7 +15,7 @@ import { checkDocument } from "../../src/verify/pipeline";
 import { cropRaster } from "../../src/verify/render";
 import type { Raster } from "../../src/verify/types";
 import { blankPage, darkenOnto, encodePng } from "../../test/fixtures/generator";
-import { enrolledModel } from "../lib/enrolled-model";
+import { enrolledSubjects, indexRows } from "../lib/enrolled-model";
 import { findDatasetsRoot } from "../lib/lodo";
 import { loadNodeCore } from "../lib/node-core";
 
@@ -25,13 +25,8 @@ const stride = Number(strideArg ?? 4);
 const gaps = (gapsArg ?? "0.8,1.2,1.6,2").split(",").map(Number);
 const core = loadNodeCore();
 const policy = { thresholds: DEFAULT_THRESHOLDS, quality_floor: DEFAULT_QUALITY_FLOOR };
-const rows = readFileSync(`${root}${ds}/index.csv`, "utf8")
-  .trim()
-  .split("\n")
-  .slice(1)
-  .map((l) => l.split(","));
+const rows = indexRows(`${root}${ds}`);
 const all = [...new Set(rows.map((r) => r[1]))];
-const writers = all.filter((_, i) => i % stride === 0);
 
 /** A dataset image cut to its signature's box. */
 async function inkOf(path: string): Promise<Raster> {
@@ -57,18 +52,10 @@ const tally = (k: string) => {
   return t;
 };
 
-for (const w of writers) {
-  const mine = rows.filter((r) => r[1] === w);
-  const genuine = mine.filter((r) => r[2] === "genuine");
-  const model = await enrolledModel(
-    core,
-    `${root}${ds}`,
-    genuine.slice(0, 5).map((r) => r[0]),
-  );
-  if (!model) continue;
+for await (const { writer: w, model, questionedGenuine, forgeries } of enrolledSubjects(core, `${root}${ds}`, rows, stride)) {
   const neighbour = all[(all.indexOf(w) + 1) % all.length];
   const theirs = rows.filter((r) => r[1] === neighbour && r[2] === "genuine");
-  const questioned = [...genuine.slice(5, 9), ...mine.filter((q) => q[2] === "forgery").slice(0, 4)];
+  const questioned = [...questionedGenuine.slice(0, 4), ...forgeries.slice(0, 4)];
   for (let i = 0; i < questioned.length; i++) {
     const q = questioned[i];
     const subject = await inkOf(q[0]);
