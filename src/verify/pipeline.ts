@@ -366,13 +366,14 @@ export async function analyseDocument(
       Math.max(page.width, page.height) <= BARE_MAX_SIDE
     ) {
       t = now();
-      // A JPEG of 1650 px or more was decoded scaled for the search; the whole ink is taken at full size.
-      const full = page.scale === 1 ? raster : page.crop({ x: 0, y: 0, w: page.width, h: page.height });
-      const whole = wholeInkBox(full);
+      // A JPEG of 1650 px or more was decoded scaled for the search; the whole ink is taken at full size,
+      // and its box cut from that decode rather than decoded again.
+      const full = page.scale === 1 ? page : wholePage(page.crop({ x: 0, y: 0, w: page.width, h: page.height }));
+      const whole = wholeInkBox(full.raster);
       timings.locate += now() - t;
       if (whole) {
         const { box } = whole;
-        const cut = await cutOut(page, box, opts.inputType, opts.renderCrops !== false, timings);
+        const cut = await cutOut(full, box, opts.inputType, opts.renderCrops !== false, timings);
         const signature: FoundSignature = {
           index: -1,
           page: pageNo,
