@@ -6,7 +6,7 @@
  * large, irregular and curved seeds a candidate; neighbours merge into it, and each candidate is scored.
  */
 import { circleThrough, fitCircle, labelComponents, onCircle, orientationEntropy, type Component } from "./components";
-import { inkTurnsBack, isFrameEdge, overlaps, turnsBack, unionBox, type Found, type InkMask } from "./ink-mask";
+import { gridRemnant, inkTurnsBack, isFrameEdge, overlaps, turnsBack, unionBox, type Found, type InkMask } from "./ink-mask";
 import { removeRulingLines } from "./morphology";
 import { erase, eraseRings, type Ring } from "./stamps";
 import type { Box } from "./types";
@@ -116,6 +116,13 @@ function findSignatures(
     if (c.h >= seedH && fill < 0.5 && c.w >= 0.1 * c.h && c.area >= 2 * seedH && (c.w < 0.9 * m.w || turnsBack(c, labels, m.w)))
       kinds[i] = Kind.Seed;
   });
+  const seedIds = new Set(comps.filter((_, i) => kinds[i] === Kind.Seed).map((c) => c.id));
+  // Seeds that are what rule removal left of a table's grid, on a page with print (where tables are).
+  const gridSeeds = new Set<number>();
+  if (textH !== null)
+    comps.forEach((c, i) => {
+      if (kinds[i] === Kind.Seed && gridRemnant(c, labels, m.w)) gridSeeds.add(c.id);
+    });
 
   const wordGap = wordGapFor(long);
   const clusters = growClusters(comps, kinds, wordGap);
@@ -126,6 +133,10 @@ function findSignatures(
   );
   const out: Found[] = [];
   for (const cl of clusters) {
+    // A candidate grown only from a table's grid is print photographed small: the grid's corners and
+    // crosses seeded it, and the cells' print, blurred into blobs, grew it. One with a hand's seed in it is
+    // kept as it was, grid and all: the test for a grid can take a hand's straight stroke for one.
+    if (gridSeeds.size > 0 && cl.every((c) => !seedIds.has(c.id) || gridSeeds.has(c.id))) continue;
     const box = unionBox(cl);
     const ink = cl.reduce((s, c) => s + c.area, 0);
     const entropy = orientationEntropy(m.mask, m.w, box, m.h);

@@ -288,6 +288,84 @@ export function turnsBack(c: Component, labels: Int32Array, w: number): boolean 
 }
 
 /**
+ * What rule removal leaves of a table's grid where its cells are small or blurred (a whole form
+ * photographed at 800 px): corners, crosses, tees and short upright pieces between two rules, straight
+ * arms along the page's axes with print stuck to them. Arms are rows (and columns) with an unbroken run
+ * of ink across ARM_SPAN of the component, and one runs through it (ARM_THROUGH). Within a pixel of the
+ * arms lies most of its ink (ARM_CORE), and within ARM_REACH px nearly all of it (ARM_SHARE), since blur
+ * rounds a junction into a blob. A hand's strokes slant, drift and curve: an arch's flat top and steep
+ * leg hold half its ink, and a near-upright stroke has no unbroken run down one column. A straight stroke
+ * of a hand can still pass, so classify.ts only drops a candidate all of whose seeds pass. Two passes
+ * over the component's box.
+ */
+export function gridRemnant(c: Component, labels: Int32Array, w: number): boolean {
+  const rows = new Int32Array(c.h),
+    cols = new Int32Array(c.w),
+    colRun = new Int32Array(c.w);
+  for (let y = 0; y < c.h; y++) {
+    let run = 0;
+    for (let x = 0, i = (c.y + y) * w + c.x; x < c.w; x++, i++) {
+      if (labels[i] !== c.id) {
+        run = 0;
+        colRun[x] = 0;
+        continue;
+      }
+      rows[y] = Math.max(rows[y], ++run);
+      cols[x] = Math.max(cols[x], ++colRun[x]);
+    }
+  }
+  const arms = (runs: Int32Array, least: number) => {
+    const at = new Uint8Array(runs.length);
+    let n = 0;
+    runs.forEach((v, k) => {
+      if (v >= Math.max(ARM_MIN, least)) {
+        at[k] = 1;
+        n++;
+      }
+    });
+    return { at, n };
+  };
+  // A ruled line is straight: one arm at least runs unbroken through the whole component (less a
+  // junction's blob), where a hand's near-upright stroke drifts across columns.
+  const through = rows.some((v) => v >= ARM_THROUGH * c.w) || cols.some((v) => v >= ARM_THROUGH * c.h);
+  const r = arms(rows, ARM_SPAN * c.w),
+    k = arms(cols, ARM_SPAN * c.h);
+  if (!through || r.n + k.n === 0 || r.n > ARM_BANDS || k.n > ARM_BANDS) return false;
+  const near = (at: Uint8Array, v: number, reach: number) => {
+    for (let d = Math.max(0, v - reach); d <= Math.min(at.length - 1, v + reach); d++) if (at[d]) return true;
+    return false;
+  };
+  let core = 0,
+    reached = 0;
+  for (let y = 0; y < c.h; y++) {
+    const onRow = near(r.at, y, 1),
+      nearRow = near(r.at, y, ARM_REACH);
+    for (let x = 0, i = (c.y + y) * w + c.x; x < c.w; x++, i++) {
+      if (labels[i] !== c.id) continue;
+      if (onRow || near(k.at, x, 1)) core++;
+      if (nearRow || near(k.at, x, ARM_REACH)) reached++;
+    }
+  }
+  return core >= ARM_CORE * c.area && reached >= ARM_SHARE * c.area;
+}
+
+/**
+ * `gridRemnant`: a row is an arm when an unbroken run of ink crosses this share of the component's width (a
+ * column: of its height), and at least ARM_MIN px. Arms differ in length: an L's can be half the other's.
+ */
+const ARM_SPAN = 0.4;
+const ARM_MIN = 8;
+/** `gridRemnant`: one arm's run must cross this share of the component. */
+const ARM_THROUGH = 0.9;
+/** `gridRemnant`: at most this many rows (and columns) of arms: a rule's width, blurred. */
+const ARM_BANDS = 4;
+/** `gridRemnant`: the share of the ink in the arms' own rows and columns, and within ARM_REACH px of them. */
+const ARM_CORE = 0.65;
+const ARM_SHARE = 0.9;
+/** `gridRemnant`: how far (px) from an arm its blurred junction reaches. */
+const ARM_REACH = 3;
+
+/**
  * `turnsBack` for all the ink of a box, across it either way: a signature candidate whose ink no line
  * across it, upright or level, crosses three times on more than TURNS_BACK of the lines is made of strokes
  * that never turn back, as the two arms of a page outline's corner are (classify.ts). `ruled` (the ruling
