@@ -1,6 +1,6 @@
 // Print and nothing else, checked (docs/accuracy.md, "Nothing found on a photo"): does the check's last
 // look, the whole ink compared with the references, ever make a signature of type? Blank forms (scanned,
-// and photographed at 1000 px), lines of type (plain and photographed) and level lines of separate letters
+// and photographed at 1000 and 800 px), lines of type (plain and photographed) and level lines of separate letters
 // (fixtures), each checked against five synthetic writers' models, with and without the last look
 // (`wholeInkIfNone`). Prints how often each kind of image went from which decision to which.
 //   node --import tsx bench/experiments/print-only-checks.ts
@@ -35,6 +35,7 @@ for (let s = 1; s <= 6; s++) {
   const form = renderForm({ signatures: [], width: 1240, height: 1754, seed: s, stamp: s % 2 === 0 }).raster;
   images.push(["blank form, scanned", encodeJpeg(form, 85), "scan"]);
   images.push(["blank form, photographed", encodeJpeg(photoOf(form, { seed: s, width: 1000 }), 85), "photo"]);
+  images.push(["blank form, photographed at 800 px", encodeJpeg(photoOf(form, { seed: s, width: 800 }), 85), "photo"]);
   images.push(["line of type, photographed", encodePng(photoOf(printedLine(900, 200, 5, s), { seed: s })), "photo"]);
   images.push(["line of type", encodePng(printedLine(1100, 300, 6, s)), "photo"]);
   images.push(["level line of separate letters", encodePng(lettersApart(s, 0)), "photo"]);
