@@ -55,6 +55,11 @@ export function preprocess(src: usize, w: i32, h: i32, hard: i32): i32 {
   return pre.preprocess(src, w, h, hard != 0) ? 1 : 0;
 }
 
+/** Normalise the last preprocessed crop again on a grid moved by (px, py) pixels (lib/preprocess renormalise). */
+export function renormalise(px: f32, py: f32): void {
+  pre.renormalise(px, py);
+}
+
 /** Distort the normalised image (see lib/preprocess warp). */
 export function warp(rot: f32, scale: f32, shear: f32, elastic: f32, phase: f32): void {
   pre.warp(rot, scale, shear, elastic, phase);
@@ -92,7 +97,10 @@ export function features(): usize {
   return f;
 }
 
-/** The last width normalisation: 0 = mean stroke width before it (x 1000), 1 = skeleton length. */
+/**
+ * The last width normalisation: 0 = mean stroke width before it (x 1000), 1 = skeleton length. After an
+ * averaged vector (src/verify/core.ts phasedVector) that is the second sampling grid's image's.
+ */
 export function strokeInfo(i: i32): i32 {
   return i == 0 ? <i32>(strokeWidth * 1000) : skeletonLength;
 }

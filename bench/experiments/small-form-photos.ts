@@ -17,7 +17,13 @@ for (const width of widths) {
     const stamp = seed % 2 === 0;
     const blank = renderForm({ signatures: [], ...A4, seed, stamp }).raster;
     if (locateSignatures([photoOf(blank, { seed, width })], { inputType: "photo" }).length > 0) phantoms.push(seed);
-    const signed = renderForm({ signatures: [{ writer: makeWriter(100 + seed), variant: 1, box: one[0] }], boxes: one, ...A4, seed, stamp });
+    const signed = renderForm({
+      signatures: [{ writer: makeWriter(100 + seed), variant: 1, box: one[0] }],
+      boxes: one,
+      ...A4,
+      seed,
+      stamp,
+    });
     const found = locateSignatures([photoOf(signed.raster, { seed, width })], { inputType: "photo" });
     const k = width / A4.width,
       t = signed.signatures[0].inkBox;

@@ -4,7 +4,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { decodePage } from "../../src/verify/decode/index";
-import { extractFeatures, featureVector, type SignatureFeatures } from "../../src/verify/features";
+import { extractFeatures, FEATURE_VERSION, featureVector, type SignatureFeatures } from "../../src/verify/features";
 import type { Core } from "../../src/verify/core";
 import type { Raster } from "../../src/verify/types";
 
@@ -90,7 +90,8 @@ export async function loadDataset(core: Core, folder: string, coreBytes: Uint8Ar
   let writers = [...byWriter.values()];
   if (opts.writerStride && opts.writerStride > 1) writers = writers.filter((_, i) => i % opts.writerStride! === 0);
 
-  const coreHash = createHash("sha256").update(coreBytes).digest("hex").slice(0, 16);
+  // The version too: the host side of extraction (core.ts) can change the features without the core's bytes.
+  const coreHash = createHash("sha256").update(coreBytes).update(`v${FEATURE_VERSION}`).digest("hex").slice(0, 16);
   const tag = opts.extract ? `-${opts.extract.tag}` : "";
   const cacheFile = opts.cacheDir ? join(opts.cacheDir, `${basename(dir)}${tag}-${coreHash}.json`) : undefined;
   const cache: Record<string, SignatureFeatures> = cacheFile && existsSync(cacheFile) ? JSON.parse(readFileSync(cacheFile, "utf8")) : {};

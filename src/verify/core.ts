@@ -42,6 +42,7 @@ interface CoreExports {
   groupKind(g: number): number;
   preprocess(src: number, w: number, h: number, hard: number): number;
   warp(rot: number, scale: number, shear: number, elastic: number, phase: number): void;
+  renormalise(px: number, py: number): void;
   features(): number;
   inkFound(): number;
   info(i: number): number;
@@ -62,6 +63,8 @@ export interface Jitter {
 
 /** Gaussian sigma, in pixels of the normalised image, of the blurred comparison regime (compare.ts). */
 export const BLUR_SIGMA = 1.0;
+/** The second sampling grid's offset, in pixels of the normalised image along each axis (phasedVector). */
+const PHASE = 0.5;
 
 export interface Extraction {
   vector: Float32Array;
@@ -198,6 +201,30 @@ export function createCore(module: WebAssembly.Module): Core {
   for (let g = 0; g < groupCount; g++) groupKinds.push(first.groupKind(g));
 
   const readVector = (c: CoreExports, ptr: number): Float32Array => new Float32Array(c.memory.buffer, ptr, featureLength).slice();
+  /**
+   * The vector of the image preprocess just normalised, averaged with that of the same crop normalised on
+   * a grid PHASE of a pixel over, both ways (feature version 7, docs/accuracy.md "Sampling phase"): where
+   * the grid falls decides the grey levels of the stroke edges, and the LBP and co-occurrence codes read
+   * from them, so a scan at 297 instead of 300 dpi, or a speck that moves the ink box by 2 px, moved those
+   * groups by a third of a genuine-to-genuine distance; the mean takes 30 to 45% off that. The blurred
+   * vector and the variants stay on the one grid: blur takes the phase out already, and the variants only
+   * measure the spread. Leaves the first image as the normalised one, and the arena where it found it.
+   */
+  const phasedVector = (c: CoreExports): Float32Array => {
+    const normPtr = c.normPointer();
+    const base = c.mark();
+    const v = readVector(c, c.features());
+    if (c.inkFound() !== 1) return v;
+    c.rewind(base);
+    c.renormalise(PHASE, PHASE);
+    const at = c.features();
+    // Read after features(): memory growth there detaches an earlier view of the buffer.
+    const moved = new Float32Array(c.memory.buffer, at, featureLength);
+    for (let i = 0; i < featureLength; i++) v[i] = (v[i] + moved[i]) / 2;
+    c.rewind(base);
+    c.setNorm(normPtr);
+    return v;
+  };
 
   const distances = (q: Float32Array, refs: readonly Float32Array[]): Float32Array =>
     call((c) => {
@@ -261,7 +288,7 @@ export function createCore(module: WebAssembly.Module): Core {
   // gives back the arena the earlier passes used.
   const binarisedVector = (c: CoreExports, crop: Copied): Float32Array | null => {
     c.rewind(crop.mark);
-    return c.preprocess(crop.src, crop.width, crop.height, 1) === 1 ? readVector(c, c.features()) : null;
+    return c.preprocess(crop.src, crop.width, crop.height, 1) === 1 ? phasedVector(c) : null;
   };
 
   return {
@@ -281,7 +308,7 @@ export function createCore(module: WebAssembly.Module): Core {
         // is copied out: rewinding here keeps a reference's peak memory (three passes, and variants) at
         // one pass's, under CORE_RETAINED_BYTES, so the instance is kept for the next call.
         const afterPreprocess = c.mark();
-        const vector = readVector(c, c.features());
+        const vector = phasedVector(c);
         let blurred = vector;
         if (m.inkFound && withBlurred) {
           c.rewind(afterPreprocess);
@@ -310,7 +337,7 @@ export function createCore(module: WebAssembly.Module): Core {
         if (kind === "sharp+blurred") {
           const normPtr = c.normPointer();
           const afterPreprocess = c.mark();
-          const vector = readVector(c, c.features());
+          const vector = phasedVector(c);
           c.rewind(afterPreprocess);
           c.setNorm(normPtr);
           c.blurNorm(BLUR_SIGMA);
@@ -328,10 +355,13 @@ export function createCore(module: WebAssembly.Module): Core {
           // No ink once binarised (Extraction.binarised null): the crop as captured, preprocessed again.
           c.rewind(crop.mark);
           c.preprocess(crop.src, crop.width, crop.height, 0);
-          return { ...m, kind: "sharp", vector: readVector(c, c.features()) };
+          return { ...m, kind: "sharp", vector: phasedVector(c) };
         }
-        if (kind === "blurred") c.blurNorm(BLUR_SIGMA);
-        return { ...m, kind, vector: readVector(c, c.features()) };
+        if (kind === "blurred") {
+          c.blurNorm(BLUR_SIGMA);
+          return { ...m, kind, vector: readVector(c, c.features()) };
+        }
+        return { ...m, kind, vector: phasedVector(c) };
       });
     },
     groupDistances(q, refs) {

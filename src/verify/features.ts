@@ -24,6 +24,10 @@
  * scanner would have made it. Binarising throws away the soft stroke edges and the uneven ink that the LBP
  * groups read on a grey scan, so a bitonal signature is compared with binarised references, and a grey
  * one with bitonal references is binarised first (compare.ts).
+ *
+ * Version 7 averages the vector as captured (and the binarised one) over two sampling grids half a pixel
+ * apart (core.ts phasedVector): where the grid falls moved the stroke texture codes as much as a scan 1%
+ * coarser did.
  */
 import type { Core } from "./core";
 import { BLURRED_EDGE_WIDTH, edgeWidth } from "./blur-measure";
@@ -35,7 +39,7 @@ import type { Raster } from "./types";
  * files and their models rebuilt before use; the shipped parameters are retrained (`npm run train:scoring`,
  * `npm run train:forgeability`).
  */
-export const FEATURE_VERSION = 6;
+export const FEATURE_VERSION = 7;
 
 /**
  * A crop whose grey share is at most this is bitonal. Measured on the development sets (every 23rd

@@ -18,6 +18,8 @@ const PINNED: Record<number, string> = {
   5: "4d83d3b4f5b90cb2d87e132164e4ec38ebe502840c0b5c73aaf0d83bdf82c87d",
   // Version 6: paper under uneven light is evened out before the ink threshold (wasm/lib/preprocess.ts flatten).
   6: "6d1426b4b273602d972dda2479b4d5ad3951c79e766a1a227f6ac1f86ccd01dd",
+  // Version 7: the vector as captured and the binarised one are the mean over two sampling grids (core.ts phasedVector).
+  7: "e767f069a6833a2f62d08895d8344a76acb9ae159d0e7304f99fa87ea809cb12",
 };
 
 /** Four writers at several sizes (one a large crop, one small), one of them as a blurred phone photo. */

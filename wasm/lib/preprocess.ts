@@ -1,7 +1,7 @@
 // From a grey crop to a size-normalised ink image. Only the shape of the ink survives: the threshold
 // and the ink weights are relative to this image's own grey levels, so a darker pen or a darker scan
 // gives the same ink image (absolute darkness is a scanner trace, not the writer's).
-import { arenaAlloc, arenaCalloc } from "./arena";
+import { arenaAlloc, arenaCalloc, arenaMark, arenaRewind } from "./arena";
 
 /** Target area of the normalised ink image, in pixels; the aspect ratio is kept. */
 export const TARGET_AREA: f32 = 48000;
@@ -172,6 +172,17 @@ function profile(src: usize, w: i32, lut: usize, y0: i32, y1: i32, x0: i32, x1: 
 @inline function at(m: usize, i: i32): f32 {
   return load<f32>(m + (<usize>i << 2));
 }
+
+/**
+ * Where the resampling grid starts, in pixels of the normalised image (0 but within renormalise). A
+ * signature sampled half a pixel over draws its stroke edges as other grey levels, and the LBP and
+ * co-occurrence codes read from them move by a third of a genuine-to-genuine distance: as much as a
+ * scan at 297 instead of 300 dpi, or a speck that moves the ink box by 2 px. The vector is the mean over
+ * two phases (src/verify/core.ts, phasedVector), which takes 30 to 45% off that noise (docs/accuracy.md,
+ * "Sampling phase", feature version 7).
+ */
+let phaseX: f32 = 0;
+let phaseY: f32 = 0;
 
 const SPECK_SHARE: f32 = 0.015;
 const EMPTY: f32 = 0.5;
@@ -436,13 +447,48 @@ export function preprocess(src: usize, w: i32, h: i32, hard: bool = false): bool
   normW = W;
   normH = H;
 
+  lastSrc = src;
+  lastW = w;
+  lastLut = lut;
+  normalise();
+  return true;
+}
+
+/** The crop, its width and ink table that the last preprocess left normPtr from (for renormalise). */
+let lastSrc: usize = 0;
+let lastW: i32 = 0;
+let lastLut: usize = 0;
+
+/**
+ * The ink box of the last crop area-resampled to normW x normH at normPtr, at the current phase. The image
+ * is reserved first and the horizontal pass's buffer after it, so that buffer is given back at once: two
+ * images (renormalise) then cost the arena two images, not two buffers as well.
+ */
+function normalise(): void {
+  const W = normW, H = normH, bw = inkW, bh = inkH;
+  const out = arenaCalloc(<usize>(W * H) << 2);
+  const scratch = arenaMark();
   // Horizontal pass into a bh x W buffer, then vertical into H x W.
   const tmp = arenaCalloc(<usize>(bh * W) << 2);
-  for (let y = 0; y < bh; y++) resampleInk(src + <usize>((y + y0) * w + x0), bw, lut, tmp + (<usize>(y * W) << 2), W);
-  const out = arenaCalloc(<usize>(W * H) << 2);
+  for (let y = 0; y < bh; y++) resampleInk(lastSrc + <usize>((y + inkY0) * lastW + inkX0), bw, lastLut, tmp + (<usize>(y * W) << 2), W);
   resampleRows(tmp, bh, out, H, W);
+  arenaRewind(scratch);
   normPtr = out;
-  return true;
+}
+
+/**
+ * The last preprocessed crop normalised again with the grid moved by (px, py) of a normalised pixel
+ * (0 <= p < 1): same box, same size. Ink the move pushes past the last row or column is left out, at most
+ * that fraction of a pixel of the box's outermost ink. Replaces normPtr (the earlier image stays in the
+ * arena: setNormPtr goes back to it). No-op when the crop held no ink, or for a move outside [0, 1).
+ */
+export function renormalise(px: f32, py: f32): void {
+  if (normW == 0 || !(px >= 0 && px < 1) || !(py >= 0 && py < 1)) return;
+  phaseX = px;
+  phaseY = py;
+  normalise();
+  phaseX = 0;
+  phaseY = 0;
 }
 
 /**
@@ -460,7 +506,7 @@ function resampleInk(src: usize, n: i32, lut: usize, dst: usize, m: i32): void {
     for (let i = blk; i < end; i++) {
       const v = load<f32>(lut + (<usize>load<u8>(src + <usize>i) << 2));
       if (v == 0) continue;
-      const a: f32 = <f32>i * s;
+      const a: f32 = <f32>i * s + phaseX;
       const b: f32 = a + s;
       let o = <i32>a;
       while (o < m && <f32>o < b) {
@@ -488,7 +534,7 @@ function resampleRows(src: usize, n: i32, dst: usize, m: i32, width: i32): void 
   const rowBytes = <usize>width << 2;
   for (let i = 0; i < n; i++) {
     const row = src + <usize>i * rowBytes;
-    const a: f32 = <f32>i * s;
+    const a: f32 = <f32>i * s + phaseY;
     const b: f32 = a + s;
     let o = <i32>a;
     while (o < m && <f32>o < b) {
