@@ -4,13 +4,12 @@
 // ones. Every 4th writer of one dataset, with the core in wasm/build.
 //
 //   node --import tsx bench/experiments/pen-groups.ts [sigcomp2011-dutch | bhsig260-bengali]
-import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { decodePage } from "../../src/verify/decode/index";
 import type { Raster } from "../../src/verify/types";
+import { firstGenuine } from "../lib/first-genuine";
 import { findDatasetsRoot } from "../lib/lodo";
 import { loadNodeCore } from "../lib/node-core";
-import { morph3, blur as blurR, cropTail, fadeTail, resampleToDpi, scaleTail } from "../lib/render";
+import { blur as blurR, cropTail, fadeTail, morph3, resampleToDpi, scaleTail } from "../lib/render";
 
 const core = loadNodeCore();
 const datasets = findDatasetsRoot();
@@ -28,21 +27,11 @@ const conds: Record<string, (r: Raster) => Raster> = {
 const G = core.groupCount;
 const sums: Record<string, number[]> = { genuine: new Array(G).fill(0) };
 for (const c of Object.keys(conds)) sums[c] = new Array(G).fill(0);
-const writers = readdirSync(root)
-  .filter((d) => /^\d+$/.test(d))
-  .filter((_, i) => i % 4 === 0);
-for (const w of writers) {
-  const files = readdirSync(join(root, w))
-    .filter((f) => f.startsWith("genuine"))
-    .sort()
-    .slice(0, 4);
-  const rs = await Promise.all(files.map(async (f) => decodePage(new Uint8Array(readFileSync(join(root, w, f))), 0)));
-  const fv = rs.map((r) => core.extract(r).main.vector);
-  const dg = core.groupDistances(fv[0], fv.slice(1));
-  for (let g = 0; g < G; g++) sums.genuine[g] += (dg[g] + dg[G + g] + dg[2 * G + g]) / 3;
+for await (const w of firstGenuine(core, root)) {
+  for (let g = 0; g < G; g++) sums.genuine[g] += w.genuine[g];
   for (const [c, fn] of Object.entries(conds)) {
-    const v = core.extract(fn(rs[0])).main.vector;
-    const d = core.groupDistances(fv[0], [v]);
+    const v = core.extract(fn(w.first)).main.vector;
+    const d = core.groupDistances(w.vector, [v]);
     for (let g = 0; g < G; g++) sums[c][g] += d[g];
   }
 }

@@ -6,10 +6,9 @@
 // coarser: another scanner). Then, per rendering, the median, 90th percentile and largest of the summed
 // distances over the summed genuine ones.
 //   node --import tsx bench/experiments/sampling-phase.ts <bhsig260-bengali | sigcomp2011-dutch>
-import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { decodePage } from "../../src/verify/decode/index";
 import type { Raster } from "../../src/verify/types";
+import { firstGenuine } from "../lib/first-genuine";
 import { findDatasetsRoot } from "../lib/lodo";
 import { loadNodeCore } from "../lib/node-core";
 import { resampleToDpi } from "../lib/render";
@@ -55,25 +54,14 @@ for (const c of Object.keys(renderings)) {
   sums[c] = new Array(G).fill(0);
   ratios[c] = [];
 }
-const writers = readdirSync(root)
-  .filter((d) => /^\d+$/.test(d))
-  .filter((_, i) => i % 4 === 0);
-for (const w of writers) {
-  const files = readdirSync(join(root, w))
-    .filter((f) => f.startsWith("genuine"))
-    .sort()
-    .slice(0, 4);
-  const rs = await Promise.all(files.map(async (f) => decodePage(new Uint8Array(readFileSync(join(root, w, f))), 0)));
-  const fv = rs.map((r) => core.extract(r).main.vector);
-  const dg = core.groupDistances(fv[0], fv.slice(1));
+for await (const w of firstGenuine(core, root)) {
   let genuine = 0;
   for (let g = 0; g < G; g++) {
-    const d = (dg[g] + dg[G + g] + dg[2 * G + g]) / 3;
-    sums.genuine[g] += d;
-    genuine += d;
+    sums.genuine[g] += w.genuine[g];
+    genuine += w.genuine[g];
   }
   for (const [c, render] of Object.entries(renderings)) {
-    const d = core.groupDistances(fv[0], [core.extract(render(rs[0])).main.vector]);
+    const d = core.groupDistances(w.vector, [core.extract(render(w.first)).main.vector]);
     let moved = 0;
     for (let g = 0; g < G; g++) {
       sums[c][g] += d[g];
