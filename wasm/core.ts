@@ -6,11 +6,12 @@
 import { arenaAlloc, arenaMark, arenaReset, arenaRewind } from "./lib/arena";
 import { GROUP_COUNT, G_KIND, featureLength as layoutLength, groupOffset as layoutOffset } from "./lib/layout";
 import * as pre from "./lib/preprocess";
-import { ALL_GROUPS, extractFeatures } from "./lib/features";
+import { ALL_GROUPS, extractFeatures, foldedAngle, polarSector } from "./lib/features";
 import { normaliseWidth, skeletonLength, strokeWidth } from "./lib/stroke";
 export { groupDistances, chi2, l2sq } from "./lib/distance";
 
 export function reset(): void {
+  pre.forgetRowsFrom(0);
   arenaReset();
 }
 
@@ -28,6 +29,7 @@ export function mark(): usize {
  * copied out. A reference's three passes then peak at the largest of them rather than at their sum.
  */
 export function rewind(m: usize): void {
+  pre.forgetRowsFrom(m);
   arenaRewind(m);
 }
 
@@ -58,6 +60,11 @@ export function preprocess(src: usize, w: i32, h: i32, hard: i32): i32 {
 /** Normalise the last preprocessed crop again on a grid moved by (px, py) pixels (lib/preprocess renormalise). */
 export function renormalise(px: f32, py: f32): void {
   pre.renormalise(px, py);
+}
+
+/** Keep the last crop's row pass at x phase px for the renormalise calls that follow (lib/preprocess keepRows). */
+export function keepRows(px: f32): void {
+  pre.keepRows(px);
 }
 
 /** Distort the normalised image (see lib/preprocess warp). */
@@ -98,8 +105,24 @@ export function features(): usize {
 }
 
 /**
+ * Only the texture groups (every group not in SHAPE_GROUPS) of the current normalised image, the others
+ * left zero: the extra sampling grids' pass (src/verify/core.ts phasedVector). It skips the width
+ * normalisation and the gradients, a sixth of what features() costs.
+ */
+export function texture(): usize {
+  const aspect: f32 = pre.inkH > 0 ? <f32>pre.inkW / <f32>pre.inkH : 1;
+  return extractFeatures(pre.normPtr, pre.normW, pre.normH, aspect, ALL_GROUPS & ~SHAPE_GROUPS);
+}
+
+/** The groups texture() computes, as a bit mask (bit g = group g). */
+export function textureGroups(): i32 {
+  return ALL_GROUPS & ~SHAPE_GROUPS;
+}
+
+/**
  * The last width normalisation: 0 = mean stroke width before it (x 1000), 1 = skeleton length. After an
- * averaged vector (src/verify/core.ts phasedVector) that is the second sampling grid's image's.
+ * averaged vector (src/verify/core.ts phasedVector) that is the first sampling grid's image's: the other
+ * grids compute only the texture groups, which do not normalise the width.
  */
 export function strokeInfo(i: i32): i32 {
   return i == 0 ? <i32>(strokeWidth * 1000) : skeletonLength;
@@ -145,4 +168,14 @@ export function blurNorm(sigma: f32): void {
 /** Point the core back at an earlier normalised image (variants all start from the original). */
 export function setNorm(p: usize): void {
   pre.setNormPtr(p);
+}
+
+/** The gradient orientation the HOG and co-occurrence groups bin (lib/features foldedAngle), for the kernel tests. */
+export function orientation(gx: f32, gy: f32): f32 {
+  return foldedAngle(gx, gy);
+}
+
+/** The polar sector, 0 to 7, of an offset from the ink centroid (lib/features polarSector), for the kernel tests. */
+export function sectorOf(dx: f32, dy: f32): i32 {
+  return polarSector(dx, dy);
 }

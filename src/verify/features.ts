@@ -28,6 +28,10 @@
  * Version 7 averages the vector as captured (and the binarised one) over two sampling grids half a pixel
  * apart (core.ts phasedVector): where the grid falls moved the stroke texture codes as much as a scan 1%
  * coarser did.
+ *
+ * Version 8 averages the texture groups over four grids and reads the shape groups from the crop's own
+ * (core.ts phasedVector), and the core takes the gradient's orientation and the polar sectors without
+ * trigonometry (wasm/lib/features.ts), which moves a boundary pixel's bin now and then.
  */
 import type { Core } from "./core";
 import { BLURRED_EDGE_WIDTH, edgeWidth } from "./blur-measure";
@@ -39,7 +43,7 @@ import type { Raster } from "./types";
  * files and their models rebuilt before use; the shipped parameters are retrained (`npm run train:scoring`,
  * `npm run train:forgeability`).
  */
-export const FEATURE_VERSION = 7;
+export const FEATURE_VERSION = 8;
 
 /**
  * A crop whose grey share is at most this is bitonal. Measured on the development sets (every 23rd

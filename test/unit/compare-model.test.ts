@@ -108,24 +108,37 @@ describe("reference model and comparison", () => {
   });
 
   it("explains: the best reference and the regions that deviate, inside the crop", () => {
-    const model = buildReferenceModel(core, refsOf(600, [1, 2, 3, 4]));
-    const raster = renderSignature(makeWriter(600), { variant: 2 });
-    // Scribble over the right part: the deviating regions should be found there.
-    for (let y = Math.floor(raster.height * 0.3); y < raster.height * 0.7; y++) {
-      for (let x = Math.floor(raster.width * 0.7); x < raster.width * 0.85; x++)
-        if ((x + y) % 7 < 3) raster.data[y * raster.width + x] = 20;
+    // A scribble over part of each of eight writers' signatures: the regions should be found there. One
+    // writer's explanation can rank a zone of its own natural variation first (the regions compare with the
+    // best reference alone), so the test asks it of most writers, not of one.
+    const scribbled = { x0: 0.7, x1: 0.85, y0: 0.3, y1: 0.7 };
+    const over = (b: { x: number; y: number; w: number; h: number }) =>
+      b.x < scribbled.x1 && b.x + b.w > scribbled.x0 && b.y < scribbled.y1 && b.y + b.h > scribbled.y0;
+    let topOver = 0;
+    let regionsOver = 0;
+    const writers = 8;
+    for (let seed = 600; seed < 600 + writers; seed++) {
+      const model = buildReferenceModel(core, refsOf(seed, [1, 2, 3, 4]));
+      const raster = renderSignature(makeWriter(seed), { variant: 2 });
+      for (let y = Math.floor(raster.height * scribbled.y0); y < raster.height * scribbled.y1; y++) {
+        for (let x = Math.floor(raster.width * scribbled.x0); x < raster.width * scribbled.x1; x++)
+          if ((x + y) % 7 < 3) raster.data[y * raster.width + x] = 20;
+      }
+      const r = compareToModel(core, extractFeatures(core, raster), model);
+      expect(model.refs.map((x) => x.refId)).toContain(r.bestRefId);
+      expect(r.regions.length).toBe(3);
+      for (const { box, deviation } of r.regions) {
+        expect(box.x).toBeGreaterThanOrEqual(0);
+        expect(box.y).toBeGreaterThanOrEqual(0);
+        expect(box.x + box.w).toBeLessThanOrEqual(1.0001);
+        expect(box.y + box.h).toBeLessThanOrEqual(1.0001);
+        expect(deviation).toBeGreaterThan(1);
+        if (over(box)) regionsOver++;
+      }
+      if (over(r.regions[0].box)) topOver++;
     }
-    const r = compareToModel(core, extractFeatures(core, raster), model);
-    expect(model.refs.map((x) => x.refId)).toContain(r.bestRefId);
-    expect(r.regions.length).toBe(3);
-    for (const { box, deviation } of r.regions) {
-      expect(box.x).toBeGreaterThanOrEqual(0);
-      expect(box.y).toBeGreaterThanOrEqual(0);
-      expect(box.x + box.w).toBeLessThanOrEqual(1.0001);
-      expect(box.y + box.h).toBeLessThanOrEqual(1.0001);
-      expect(deviation).toBeGreaterThan(1);
-    }
-    const top = r.regions[0].box;
-    expect(top.x + top.w / 2).toBeGreaterThan(0.6);
+    // The scribble covers about a sixth of the 32 zones; regions picked at random would rarely land there.
+    expect(topOver).toBeGreaterThanOrEqual(6);
+    expect(regionsOver).toBeGreaterThanOrEqual(2 * writers);
   });
 });

@@ -1,5 +1,6 @@
 // The WASM core: its distance kernels equal the plain TypeScript ones, and it copes with blank and bad input.
 import { describe, expect, it } from "vitest";
+import coreModule from "../../wasm/build/core.wasm";
 import { getCore } from "../../src/verify/core-module";
 import { groupDistancesTs } from "../../src/verify/kernels-ts";
 import { blankPage, makeWriter, renderSignature } from "../fixtures/generator";
@@ -60,5 +61,122 @@ describe("WASM core", () => {
 
   it("refuses a raster whose data is shorter than its size", () => {
     expect(() => core.extract({ width: 100, height: 100, data: new Uint8Array(50) })).toThrow(RangeError);
+  });
+
+  // The raw exports, for the kernels the wrapper does not expose.
+  interface RawCore {
+    memory: WebAssembly.Memory;
+    reset(): void;
+    alloc(bytes: number): number;
+    mark(): number;
+    rewind(m: number): void;
+    preprocess(src: number, w: number, h: number, hard: number): number;
+    features(): number;
+    texture(): number;
+    textureGroups(): number;
+    renormalise(x: number, y: number): void;
+    orientation(gx: number, gy: number): number;
+    sectorOf(dx: number, dy: number): number;
+  }
+  const raw = () => new WebAssembly.Instance(coreModule, {}).exports as unknown as RawCore;
+
+  it("takes a gradient's orientation within 1.2e-5 rad of atan2's, folded into [0, pi), and the axes and diagonals exactly", () => {
+    const c = raw();
+    const folded = (gx: number, gy: number) => {
+      let t = Math.atan2(gy, gx);
+      if (t < 0) t += Math.PI;
+      return t >= Math.PI ? t - Math.PI : t;
+    };
+    let worst = 0;
+    for (let i = -40; i <= 40; i++) {
+      for (let j = -40; j <= 40; j++) {
+        if (i === 0 && j === 0) continue;
+        const gx = Math.fround(i * 0.0731),
+          gy = Math.fround(j * 0.0529);
+        const got = c.orientation(gx, gy);
+        expect(got).toBeGreaterThanOrEqual(0);
+        expect(got).toBeLessThan(Math.PI);
+        const e = Math.abs(got - folded(gx, gy));
+        worst = Math.max(worst, Math.min(e, Math.PI - e));
+      }
+    }
+    expect(worst).toBeLessThan(1.2e-5);
+    // Sampled strokes put many edges on an axis or a diagonal, where the co-occurrence's eighths meet.
+    const f = Math.fround;
+    expect(c.orientation(1, 0)).toBe(0);
+    expect(c.orientation(-1, 0)).toBe(0);
+    expect(c.orientation(0, 1)).toBe(f(f(3.14159265) / 2));
+    expect(c.orientation(0, -1)).toBe(f(f(3.14159265) / 2));
+    expect(c.orientation(0.5, 0.5)).toBe(f(f(3.14159265) / 4));
+    expect(c.orientation(-0.5, -0.5)).toBe(f(f(3.14159265) / 4));
+    expect(c.orientation(-0.5, 0.5)).toBe(f(f(3.14159265) - f(f(3.14159265) / 4)));
+    expect(c.orientation(0.5, -0.5)).toBe(f(f(3.14159265) - f(f(3.14159265) / 4)));
+  });
+
+  it("puts an offset from the ink centroid in the polar sector of its angle, each eighth holding its lower edge", () => {
+    const c = raw();
+    // Off the edges, the sector atan2 gives: eighths of a turn from -pi.
+    for (let a = 0; a < 64; a++) {
+      const angle = -Math.PI + ((a + 0.5) * Math.PI) / 32;
+      const dx = 3 * Math.cos(angle),
+        dy = 3 * Math.sin(angle);
+      expect(c.sectorOf(dx, dy)).toBe(Math.floor(a / 8));
+    }
+    // On them: an axis or a diagonal belongs to the eighth it starts; pi (dx < 0 on the axis) to the last.
+    const edges: [number, number, number][] = [
+      [-1, -1, 1],
+      [0, -1, 2],
+      [1, -1, 3],
+      [1, 0, 4],
+      [1, 1, 5],
+      [0, 1, 6],
+      [-1, 1, 7],
+      [-1, 0, 7],
+      [0, 0, 4],
+    ];
+    for (const [dx, dy, sector] of edges) expect(c.sectorOf(dx * 2.5, dy * 2.5)).toBe(sector);
+  });
+
+  it("averages the texture groups over four sampling grids and reads the shape groups from the crop's own", () => {
+    const raster = renderSignature(makeWriter(6), { height: 200 });
+    const c = raw();
+    c.reset();
+    const n = raster.width * raster.height;
+    const src = c.alloc(n);
+    new Uint8Array(c.memory.buffer, src, n).set(raster.data);
+    expect(c.preprocess(src, raster.width, raster.height, 0)).toBe(1);
+    const base = c.mark();
+    const read = (p: number) => new Float32Array(c.memory.buffer, p, core.featureLength).slice();
+    const own = read(c.features());
+    const grids = [own];
+    for (const [x, y] of [
+      [0.5, 0.5],
+      [0.5, 0],
+      [0, 0.5],
+    ]) {
+      c.rewind(base);
+      c.renormalise(x, y);
+      grids.push(read(c.texture()));
+    }
+    const { vector } = core.extractOne(raster, () => "sharp");
+    const mask = c.textureGroups();
+    let texture = 0;
+    for (let g = 0; g < core.groupCount; g++) {
+      const isTexture = ((mask >> g) & 1) === 1;
+      if (isTexture) texture++;
+      for (let i = core.groupOffsets[g]; i < core.groupOffsets[g + 1]; i++) {
+        if (!isTexture) {
+          expect(vector[i]).toBe(own[i]);
+          continue;
+        }
+        let sum = 0;
+        for (const v of grids) sum = Math.fround(sum + v[i]);
+        expect(vector[i]).toBe(Math.fround(sum / 4));
+      }
+    }
+    // LBP at four zonings and the global shape; the grids do differ there, or the mean would prove nothing.
+    expect(texture).toBe(5);
+    const lbp = core.groupOffsets[4];
+    expect(grids.slice(1).some((v) => v[lbp + 10] !== own[lbp + 10] || v[lbp + 20] !== own[lbp + 20])).toBe(true);
   });
 });

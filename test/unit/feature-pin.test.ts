@@ -20,6 +20,9 @@ const PINNED: Record<number, string> = {
   6: "6d1426b4b273602d972dda2479b4d5ad3951c79e766a1a227f6ac1f86ccd01dd",
   // Version 7: the vector as captured and the binarised one are the mean over two sampling grids (core.ts phasedVector).
   7: "e767f069a6833a2f62d08895d8344a76acb9ae159d0e7304f99fa87ea809cb12",
+  // Version 8: the texture groups are the mean over four sampling grids, the shape groups from one; the
+  // orientation and polar sector without trigonometry (wasm/lib/features.ts).
+  8: "68b25b8d1d0594fe21806b8133eec32027f84ef94b4d9ba70febb057856c3da3",
 };
 
 /** Four writers at several sizes (one a large crop, one small), one of them as a blurred phone photo. */

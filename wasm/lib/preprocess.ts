@@ -76,9 +76,30 @@ function percentile(hist: usize, upTo: i32, count: i32, q: f32): i32 {
 function inkTable(src: usize, w: i32, h: i32, hard: bool): usize {
   const hist = arenaCalloc(256 * 4);
   const n = w * h;
-  for (let i = 0; i < n; i++) {
+  // Four partial histograms, one per byte of each 4-pixel word, summed after: paper repeats one level
+  // pixel after pixel, and a single table would make every count wait for the one before it.
+  const part = arenaCalloc(3 * 256 * 4);
+  const h1 = part, h2 = part + 1024, h3 = part + 2048;
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const q = load<u32>(src + <usize>i);
+    const p0 = hist + (<usize>(q & 255) << 2);
+    const p1 = h1 + (<usize>((q >> 8) & 255) << 2);
+    const p2 = h2 + (<usize>((q >> 16) & 255) << 2);
+    const p3 = h3 + (<usize>(q >> 24) << 2);
+    store<i32>(p0, load<i32>(p0) + 1);
+    store<i32>(p1, load<i32>(p1) + 1);
+    store<i32>(p2, load<i32>(p2) + 1);
+    store<i32>(p3, load<i32>(p3) + 1);
+  }
+  for (; i < n; i++) {
     const p = hist + (<usize>load<u8>(src + <usize>i) << 2);
     store<i32>(p, load<i32>(p) + 1);
+  }
+  for (let g = 0; g < 256; g += 4) {
+    const at = <usize>g << 2;
+    const sum = i32x4.add(i32x4.add(v128.load(hist + at), v128.load(h1 + at)), i32x4.add(v128.load(h2 + at), v128.load(h3 + at)));
+    v128.store(hist + at, sum);
   }
   let t = otsu(hist, n);
   // Paper is the bulk of a signature crop: never call anything within 12 levels of it ink.
@@ -177,9 +198,9 @@ function profile(src: usize, w: i32, lut: usize, y0: i32, y1: i32, x0: i32, x1: 
  * Where the resampling grid starts, in pixels of the normalised image (0 but within renormalise). A
  * signature sampled half a pixel over draws its stroke edges as other grey levels, and the LBP and
  * co-occurrence codes read from them move by a third of a genuine-to-genuine distance: as much as a
- * scan at 297 instead of 300 dpi, or a speck that moves the ink box by 2 px. The vector is the mean over
- * two phases (src/verify/core.ts, phasedVector), which takes 30 to 45% off that noise (docs/accuracy.md,
- * "Sampling phase", feature version 7).
+ * scan at 297 instead of 300 dpi, or a speck that moves the ink box by 2 px. The texture groups are the
+ * mean over four phases (src/verify/core.ts, phasedVector; docs/accuracy.md, "Sampling phase", feature
+ * versions 7 and 8).
  */
 let phaseX: f32 = 0;
 let phaseY: f32 = 0;
@@ -387,6 +408,7 @@ function extremum(a: usize, b: usize, W: i32, H: i32, isMax: bool, horizontal: b
 }
 
 export function preprocess(src: usize, w: i32, h: i32, hard: bool = false): bool {
+  keptRows = 0;
   flatten(src, w, h);
   const lut = inkTable(src, w, h, hard);
   const cols = arenaCalloc(<usize>w << 2);
@@ -467,13 +489,44 @@ let lastLut: usize = 0;
 function normalise(): void {
   const W = normW, H = normH, bw = inkW, bh = inkH;
   const out = arenaCalloc(<usize>(W * H) << 2);
+  normPtr = out;
+  if (keptRows != 0 && keptPhase == phaseX) {
+    resampleRows(keptRows, bh, out, H, W);
+    return;
+  }
   const scratch = arenaMark();
   // Horizontal pass into a bh x W buffer, then vertical into H x W.
   const tmp = arenaCalloc(<usize>(bh * W) << 2);
   for (let y = 0; y < bh; y++) resampleInk(lastSrc + <usize>((y + inkY0) * lastW + inkX0), bw, lastLut, tmp + (<usize>(y * W) << 2), W);
   resampleRows(tmp, bh, out, H, W);
   arenaRewind(scratch);
-  normPtr = out;
+}
+
+/** The horizontal pass kept by keepRows (0: none), and the x phase it was resampled at. */
+let keptRows: usize = 0;
+let keptPhase: f32 = -1;
+
+/**
+ * Resample the last crop's ink box along its rows at x phase `px` and keep the result (bh x normW f32,
+ * reserved now): renormalise at that x phase then runs only the vertical pass, which is an eighth of the
+ * work. Two of the three extra sampling grids share an x phase (src/verify/core.ts phasedVector). The
+ * buffer is forgotten on the next preprocess, and when the arena is rewound below it (forgetRowsFrom).
+ */
+export function keepRows(px: f32): void {
+  keptRows = 0;
+  if (normW == 0 || !(px >= 0 && px < 1)) return;
+  const W = normW, bh = inkH, bw = inkW;
+  const rows = arenaCalloc(<usize>(bh * W) << 2);
+  phaseX = px;
+  for (let y = 0; y < bh; y++) resampleInk(lastSrc + <usize>((y + inkY0) * lastW + inkX0), bw, lastLut, rows + (<usize>(y * W) << 2), W);
+  phaseX = 0;
+  keptRows = rows;
+  keptPhase = px;
+}
+
+/** The arena is given back from `mark` on (arena rewind or reset): a kept row pass there is gone. */
+export function forgetRowsFrom(mark: usize): void {
+  if (keptRows >= mark) keptRows = 0;
 }
 
 /**
@@ -543,7 +596,16 @@ function resampleRows(src: usize, n: i32, dst: usize, m: i32, width: i32): void 
       if (hi > lo) {
         const k = hi - lo;
         const out = dst + <usize>o * rowBytes;
-        for (let x = 0; x < width; x++) {
+        // Four at a time: paper (0) adds exactly 0, so adding it too leaves the same bits as skipping it.
+        const kv = f32x4.splat(k);
+        let x = 0;
+        for (; x + 4 <= width; x += 4) {
+          const at = <usize>x << 2;
+          const v = v128.load(row + at);
+          if (!v128.any_true(v)) continue;
+          v128.store(out + at, f32x4.add(v128.load(out + at), f32x4.mul(v, kv)));
+        }
+        for (; x < width; x++) {
           const v = load<f32>(row + (<usize>x << 2));
           if (v == 0) continue;
           const p = out + (<usize>x << 2);

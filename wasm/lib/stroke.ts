@@ -19,40 +19,60 @@ const RAMP: f32 = 0.12;
 export let strokeWidth: f32 = 0;
 export let skeletonLength: i32 = 0;
 
-@inline function at(b: usize, W: i32, x: i32, y: i32): i32 {
-  return <i32>load<u8>(b + <usize>(y * W + x));
+/**
+ * Zhang-Suen's test for one pixel, from its 8 neighbours as bits (bit 0 = p2 above, then clockwise: p3
+ * above right, p4 right, p5 below right, p6 below, p7 below left, p8 left, p9 above left): true when the
+ * sub-iteration (`second`) deletes it. 2 to 6 neighbours, exactly one 0 -> 1 transition around it (removing
+ * it does not split the stroke), and the sub-iteration's two products of p2, p4, p6, p8 zero.
+ */
+function deletable(code: i32, second: bool): bool {
+  const p2 = code & 1, p3 = (code >> 1) & 1, p4 = (code >> 2) & 1, p5 = (code >> 3) & 1;
+  const p6 = (code >> 4) & 1, p7 = (code >> 5) & 1, p8 = (code >> 6) & 1, p9 = (code >> 7) & 1;
+  const neighbours = p2 + p3 + p4 + p5 + p6 + p7 + p8 + p9;
+  if (neighbours < 2 || neighbours > 6) return false;
+  let a = 0;
+  if (p2 == 0 && p3 == 1) a++;
+  if (p3 == 0 && p4 == 1) a++;
+  if (p4 == 0 && p5 == 1) a++;
+  if (p5 == 0 && p6 == 1) a++;
+  if (p6 == 0 && p7 == 1) a++;
+  if (p7 == 0 && p8 == 1) a++;
+  if (p8 == 0 && p9 == 1) a++;
+  if (p9 == 0 && p2 == 1) a++;
+  if (a != 1) return false;
+  if (!second) return p2 * p4 * p6 == 0 && p4 * p6 * p8 == 0;
+  return p2 * p4 * p8 == 0 && p2 * p6 * p8 == 0;
+}
+
+/** deletable() for every neighbourhood: bytes 0-255 the first sub-iteration's answer, 256-511 the second's. */
+const thinLut: usize = memory.data(512);
+let thinLutReady = false;
+
+function initThinLut(): void {
+  for (let c = 0; c < 256; c++) {
+    store<u8>(thinLut + <usize>c, deletable(c, false) ? 1 : 0);
+    store<u8>(thinLut + 256 + <usize>c, deletable(c, true) ? 1 : 0);
+  }
+  thinLutReady = true;
 }
 
 /**
  * One Zhang-Suen sub-iteration over the `count` pixels listed at `idx` (the ink pixels still standing;
- * `second` selects the second sub-iteration's conditions). The deletions are listed in `del` and applied
- * after the scan, as the method requires, so the order of the list does not matter. Returns their count.
+ * `second` selects the second sub-iteration's conditions, read from thinLut by the neighbourhood's bits).
+ * The deletions are listed in `del` and applied after the scan, as the method requires, so the order of
+ * the list does not matter. Returns their count.
  */
 function thinPass(b: usize, idx: usize, count: i32, del: usize, W: i32, second: bool): i32 {
+  const lut = thinLut + (second ? 256 : 0);
+  const w = <usize>W;
   let n = 0;
   for (let k = 0; k < count; k++) {
     const i = load<i32>(idx + (<usize>k << 2));
-    const y = i / W;
-    const x = i - y * W;
-    const p2 = at(b, W, x, y - 1), p3 = at(b, W, x + 1, y - 1), p4 = at(b, W, x + 1, y);
-    const p5 = at(b, W, x + 1, y + 1), p6 = at(b, W, x, y + 1), p7 = at(b, W, x - 1, y + 1);
-    const p8 = at(b, W, x - 1, y), p9 = at(b, W, x - 1, y - 1);
-    const neighbours = p2 + p3 + p4 + p5 + p6 + p7 + p8 + p9;
-    if (neighbours < 2 || neighbours > 6) continue;
-    // Exactly one 0 -> 1 transition around the pixel: removing it does not split the stroke.
-    let a = 0;
-    if (p2 == 0 && p3 == 1) a++;
-    if (p3 == 0 && p4 == 1) a++;
-    if (p4 == 0 && p5 == 1) a++;
-    if (p5 == 0 && p6 == 1) a++;
-    if (p6 == 0 && p7 == 1) a++;
-    if (p7 == 0 && p8 == 1) a++;
-    if (p8 == 0 && p9 == 1) a++;
-    if (p9 == 0 && p2 == 1) a++;
-    if (a != 1) continue;
-    if (!second) {
-      if (p2 * p4 * p6 != 0 || p4 * p6 * p8 != 0) continue;
-    } else if (p2 * p4 * p8 != 0 || p2 * p6 * p8 != 0) continue;
+    const p = b + <usize>i;
+    const code =
+      <i32>load<u8>(p - w) | (<i32>load<u8>(p - w + 1) << 1) | (<i32>load<u8>(p + 1) << 2) | (<i32>load<u8>(p + w + 1) << 3) |
+      (<i32>load<u8>(p + w) << 4) | (<i32>load<u8>(p + w - 1) << 5) | (<i32>load<u8>(p - 1) << 6) | (<i32>load<u8>(p - w - 1) << 7);
+    if (load<u8>(lut + <usize>code) == 0) continue;
     store<i32>(del + (<usize>n << 2), i);
     n++;
   }
@@ -94,6 +114,7 @@ function skeleton(img: usize, W: i32, H: i32): usize {
     }
   }
   const del = arenaAlloc(<usize>n << 2);
+  if (!thinLutReady) initThinLut();
   for (let pass = 0; pass < MAX_PASSES; pass++) {
     const first = thinPass(b, idx, count, del, W, false);
     if (first > 0) count = compact(b, idx, count);
@@ -212,7 +233,19 @@ const BINS: i32 = 256;
 /** The histogram bin of each pixel of the blurred image `g`, as a W x H u8 map (levelFor reads it). */
 function binMap(g: usize, n: i32): usize {
   const m = arenaAlloc(<usize>n);
-  for (let i = 0; i < n; i++) {
+  // Sixteen at a time: the same truncation and clamp lane by lane, narrowed to bytes.
+  const scale = f32x4.splat(<f32>BINS);
+  const lo = i32x4.splat(0), hi = i32x4.splat(BINS - 1);
+  let i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const p = g + (<usize>i << 2);
+    const a = i32x4.min_s(i32x4.max_s(i32x4.trunc_sat_f32x4_s(f32x4.mul(v128.load(p), scale)), lo), hi);
+    const b = i32x4.min_s(i32x4.max_s(i32x4.trunc_sat_f32x4_s(f32x4.mul(v128.load(p + 16), scale)), lo), hi);
+    const c = i32x4.min_s(i32x4.max_s(i32x4.trunc_sat_f32x4_s(f32x4.mul(v128.load(p + 32), scale)), lo), hi);
+    const d = i32x4.min_s(i32x4.max_s(i32x4.trunc_sat_f32x4_s(f32x4.mul(v128.load(p + 48), scale)), lo), hi);
+    v128.store(m + <usize>i, i8x16.narrow_i16x8_u(i16x8.narrow_i32x4_s(a, b), i16x8.narrow_i32x4_s(c, d)));
+  }
+  for (; i < n; i++) {
     let b = <i32>(load<f32>(g + (<usize>i << 2)) * <f32>BINS);
     if (b < 0) b = 0;
     if (b >= BINS) b = BINS - 1;
@@ -398,6 +431,14 @@ export function normaliseWidth(img: usize, W: i32, H: i32, target: f32): usize {
   }
   const level = used > 0 ? weightedMedian(levels, weights, used, total) : levelFor(bins, W, 0, 0, W, H, target * <f32>len, hist);
   const out = arenaAlloc(<usize>n << 2);
-  for (let i = 0; i < n; i++) store<f32>(out + (<usize>i << 2), soft(load<f32>(g + (<usize>i << 2)), level));
+  // soft() four pixels at a time: the same operations lane by lane, so the same bits.
+  const lv = f32x4.splat(level), ramp = f32x4.splat(RAMP), mid = f32x4.splat(0.5);
+  const zero = f32x4.splat(0), one = f32x4.splat(1);
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const v = f32x4.add(f32x4.div(f32x4.sub(v128.load(g + (<usize>i << 2)), lv), ramp), mid);
+    v128.store(out + (<usize>i << 2), f32x4.min(f32x4.max(v, zero), one));
+  }
+  for (; i < n; i++) store<f32>(out + (<usize>i << 2), soft(load<f32>(g + (<usize>i << 2)), level));
   return out;
 }
