@@ -221,11 +221,11 @@ export function createCore(module: WebAssembly.Module): Core {
    * grids (feature version 8; docs/accuracy.md "Sampling phase"). Where the grid falls decides the grey
    * levels of the stroke edges, and the LBP codes read from them, so a scan at 297 instead of 300 dpi, or
    * a speck that moves the ink box by 2 px, moved those groups by a third of a genuine-to-genuine distance.
-   * The shape groups are read once, from the crop's own grid: they come from the ink redrawn at one pen
-   * width, and averaging them over a second grid moved no EER by more than 0.3 point (E55), for a pass that costs
-   * three times a texture pass. The blurred vector and the variants stay on the one grid: blur takes the
-   * phase out already, and the variants only measure the spread. Leaves the first image as the normalised
-   * one, and the arena where it found it.
+   * The shape groups are read once, from the crop's own grid: averaging them over a second grid too moved
+   * no EER by more than 0.3 point (E55b), and would cost a full feature pass (width normalisation,
+   * gradients), about three times an extra grid's resample and texture pass. The blurred vector and the
+   * variants stay on the one grid: blur takes the phase out already, and the variants only measure the
+   * spread. Leaves the first image as the normalised one, and the arena where it found it.
    */
   const phasedVector = (c: CoreExports): Float32Array => {
     const normPtr = c.normPointer();
