@@ -75,6 +75,9 @@ describe("WASM core", () => {
     texture(): number;
     textureGroups(): number;
     renormalise(x: number, y: number): void;
+    keepRows(x: number): void;
+    normPointer(): number;
+    info(i: number): number;
     orientation(gx: number, gy: number): number;
     sectorOf(dx: number, dy: number): number;
   }
@@ -178,5 +181,44 @@ describe("WASM core", () => {
     expect(texture).toBe(5);
     const lbp = core.groupOffsets[4];
     expect(grids.slice(1).some((v) => v[lbp + 10] !== own[lbp + 10] || v[lbp + 20] !== own[lbp + 20])).toBe(true);
+  });
+
+  it("uses a kept row pass only while it is in the arena: after a rewind below it, or a new crop, it resamples afresh", () => {
+    const raster = renderSignature(makeWriter(7), { height: 180 });
+    const c = raw();
+    c.reset();
+    const n = raster.width * raster.height;
+    const src = c.alloc(n);
+    new Uint8Array(c.memory.buffer, src, n).set(raster.data);
+    const afterCrop = c.mark();
+    expect(c.preprocess(src, raster.width, raster.height, 0)).toBe(1);
+    const size = c.info(5) * c.info(6);
+    const image = () => new Float32Array(c.memory.buffer, c.normPointer(), size).slice();
+    const base = c.mark();
+    c.renormalise(0.5, 0);
+    const fresh = image();
+    // Kept, and used: the same image.
+    c.rewind(base);
+    c.keepRows(0.5);
+    const afterRows = c.mark();
+    c.renormalise(0.5, 0);
+    expect(image()).toEqual(fresh);
+    c.rewind(afterRows);
+    c.renormalise(0.5, 0.5);
+    const kept = image();
+    // Rewound below it, and the arena written over where it was: a renormalise must not read it.
+    c.rewind(base);
+    new Float32Array(c.memory.buffer, c.alloc(4 * size), size).fill(0.77);
+    c.rewind(base);
+    c.renormalise(0.5, 0.5);
+    expect(image()).toEqual(kept);
+    // A new crop preprocessed over a kept pass, with no rewind between (here the same pixels, kept as a
+    // bitonal scan, then preprocessed as they are): its own rows, not the bitonal ones.
+    c.rewind(afterCrop);
+    expect(c.preprocess(src, raster.width, raster.height, 1)).toBe(1);
+    c.keepRows(0.5);
+    expect(c.preprocess(src, raster.width, raster.height, 0)).toBe(1);
+    c.renormalise(0.5, 0);
+    expect(image()).toEqual(fresh);
   });
 });
