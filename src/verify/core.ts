@@ -223,7 +223,7 @@ export function createCore(module: WebAssembly.Module): Core {
    * a speck that moves the ink box by 2 px, moved those groups by a third of a genuine-to-genuine distance.
    * The shape groups are read once, from the crop's own grid: averaging them over a second grid too moved
    * no EER by more than 0.3 point (E55b), and would cost a full feature pass (width normalisation,
-   * gradients), about three times an extra grid's resample and texture pass. The blurred vector and the
+   * gradients), about four times an extra grid's resample and texture pass. The blurred vector and the
    * variants stay on the one grid: blur takes the phase out already, and the variants only measure the
    * spread. Leaves the first image as the normalised one, and the arena where it found it.
    */

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import coreModule from "../../wasm/build/core.wasm";
 import { getCore } from "../../src/verify/core-module";
 import { groupDistancesTs } from "../../src/verify/kernels-ts";
-import { blankPage, makeWriter, renderSignature } from "../fixtures/generator";
+import { blankPage, makeWriter, photoOf, renderSignature } from "../fixtures/generator";
 
 const core = getCore();
 
@@ -220,5 +220,39 @@ describe("WASM core", () => {
     expect(c.preprocess(src, raster.width, raster.height, 0)).toBe(1);
     c.renormalise(0.5, 0);
     expect(image()).toEqual(fresh);
+  });
+
+  it("gives from its texture-only pass the very texture groups of the full pass, and zeros elsewhere", () => {
+    const c = raw();
+    const mask = c.textureGroups();
+    // A small, a wide and a blurred photographed signature: grey edges, ink on the border rows.
+    const rasters = [
+      renderSignature(makeWriter(12), { height: 90 }),
+      renderSignature(makeWriter(13), { width: 1100, height: 300 }),
+      photoOf(renderSignature(makeWriter(14), { height: 240 }), { seed: 3, blur: 1.5, noise: 4 }),
+    ];
+    for (const raster of rasters) {
+      c.reset();
+      const n = raster.width * raster.height;
+      const src = c.alloc(n);
+      new Uint8Array(c.memory.buffer, src, n).set(raster.data);
+      expect(c.preprocess(src, raster.width, raster.height, 0)).toBe(1);
+      const base = c.mark();
+      // The pass first: it can grow the memory, which detaches an earlier view of the buffer.
+      const fullAt = c.features();
+      const full = new Float32Array(c.memory.buffer, fullAt, core.featureLength).slice();
+      c.rewind(base);
+      const textureAt = c.texture();
+      const texture = new Float32Array(c.memory.buffer, textureAt, core.featureLength).slice();
+      let compared = 0;
+      for (let g = 0; g < core.groupCount; g++) {
+        const own = ((mask >> g) & 1) === 1;
+        for (let i = core.groupOffsets[g]; i < core.groupOffsets[g + 1]; i++) {
+          expect(texture[i]).toBe(own ? full[i] : 0);
+          if (own && full[i] !== 0) compared++;
+        }
+      }
+      expect(compared).toBeGreaterThan(100);
+    }
   });
 });
