@@ -82,6 +82,14 @@ describe("WASM core", () => {
     sectorOf(dx: number, dy: number): number;
   }
   const raw = () => new WebAssembly.Instance(coreModule, {}).exports as unknown as RawCore;
+  /** Reset the core and copy the raster's pixels in; returns where they are. */
+  const copyIn = (c: RawCore, raster: { width: number; height: number; data: Uint8Array }): number => {
+    c.reset();
+    const n = raster.width * raster.height;
+    const src = c.alloc(n);
+    new Uint8Array(c.memory.buffer, src, n).set(raster.data);
+    return src;
+  };
 
   it("takes a gradient's orientation within 1.2e-5 rad of atan2's, folded into [0, pi), and the axes and diagonals exactly", () => {
     const c = raw();
@@ -143,10 +151,7 @@ describe("WASM core", () => {
   it("averages the texture groups over four sampling grids and reads the shape groups from the crop's own", () => {
     const raster = renderSignature(makeWriter(6), { height: 200 });
     const c = raw();
-    c.reset();
-    const n = raster.width * raster.height;
-    const src = c.alloc(n);
-    new Uint8Array(c.memory.buffer, src, n).set(raster.data);
+    const src = copyIn(c, raster);
     expect(c.preprocess(src, raster.width, raster.height, 0)).toBe(1);
     const base = c.mark();
     const read = (p: number) => new Float32Array(c.memory.buffer, p, core.featureLength).slice();
@@ -186,10 +191,7 @@ describe("WASM core", () => {
   it("uses a kept row pass only while it is in the arena: after a rewind below it, or a new crop, it resamples afresh", () => {
     const raster = renderSignature(makeWriter(7), { height: 180 });
     const c = raw();
-    c.reset();
-    const n = raster.width * raster.height;
-    const src = c.alloc(n);
-    new Uint8Array(c.memory.buffer, src, n).set(raster.data);
+    const src = copyIn(c, raster);
     const afterCrop = c.mark();
     expect(c.preprocess(src, raster.width, raster.height, 0)).toBe(1);
     const size = c.info(5) * c.info(6);
@@ -232,10 +234,7 @@ describe("WASM core", () => {
       photoOf(renderSignature(makeWriter(14), { height: 240 }), { seed: 3, blur: 1.5, noise: 4 }),
     ];
     for (const raster of rasters) {
-      c.reset();
-      const n = raster.width * raster.height;
-      const src = c.alloc(n);
-      new Uint8Array(c.memory.buffer, src, n).set(raster.data);
+      const src = copyIn(c, raster);
       expect(c.preprocess(src, raster.width, raster.height, 0)).toBe(1);
       const base = c.mark();
       // The pass first: it can grow the memory, which detaches an earlier view of the buffer.

@@ -92,6 +92,74 @@ function polarZone(dx: f32, dy: f32, rMean: f32): i32 {
   return r;
 }
 
+/**
+ * The uniform LBP(8,1) bin of an ink pixel of weight v from its neighbours a0 to a7 (clockwise from above
+ * left): a neighbour sets its bit when it is at most 0.02 lighter than the pixel.
+ */
+@inline function lbpBin(v: f32, a0: f32, a1: f32, a2: f32, a3: f32, a4: f32, a5: f32, a6: f32, a7: f32): i32 {
+  const t = v - 0.02;
+  let code = 0;
+  if (a0 >= t) code |= 1;
+  if (a1 >= t) code |= 2;
+  if (a2 >= t) code |= 4;
+  if (a3 >= t) code |= 8;
+  if (a4 >= t) code |= 16;
+  if (a5 >= t) code |= 32;
+  if (a6 >= t) code |= 64;
+  if (a7 >= t) code |= 128;
+  return <i32>load<u8>(uniformLut + <usize>code);
+}
+
+/** Count LBP bin u once in each zoning: 1x1, the 2x4 zone z24, the 4x8 zone z48 and the polar zone pz. */
+@inline function countLbp(lbp1: usize, lbp24: usize, lbp48: usize, lbpP: usize, u: i32, z24: i32, z48: i32, pz: i32): void {
+  addf(lbp1 + (<usize>u << 2), 1);
+  addf(lbp24 + (<usize>(z24 * LBP_BINS + u) << 2), 1);
+  addf(lbp48 + (<usize>(z48 * LBP_BINS + u) << 2), 1);
+  addf(lbpP + (<usize>(pz * LBP_BINS + u) << 2), 1);
+}
+
+/** The last listInk's ink centroid and mean radius (ink-weighted distance from the centroid). */
+let inkCx: f32 = 0;
+let inkCy: f32 = 0;
+let inkRadius: f32 = 0;
+
+/**
+ * List the ink pixels (weight not 0) of the W x H image at `at`, as i32 indices in row-major order, and
+ * measure their centroid and mean radius (inkCx, inkCy, inkRadius), every sum taken in that order. Paper is
+ * skipped four pixels at a time; it adds nothing. Returns how many; 0 leaves the measures as they were.
+ */
+function listInk(img: usize, W: i32, H: i32, at: usize): i32 {
+  let count = 0;
+  let m: f32 = 0, mx: f32 = 0, my: f32 = 0;
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      // x += 3, then the loop's x++.
+      if (x + 4 <= W && paperRun(img, W, x, y)) {
+        x += 3;
+        continue;
+      }
+      const v = px(img, W, x, y);
+      if (v == 0) continue;
+      m += v; mx += v * <f32>x; my += v * <f32>y;
+      store<i32>(at + (<usize>count << 2), y * W + x);
+      count++;
+    }
+  }
+  if (count == 0 || m <= 0) return 0;
+  const cx = mx / m, cy = my / m;
+  let rs: f32 = 0;
+  for (let k = 0; k < count; k++) {
+    const i = load<i32>(at + (<usize>k << 2));
+    const y = i / W, x = i - y * W;
+    const dx = <f32>x - cx, dy = <f32>y - cy;
+    rs += load<f32>(img + (<usize>i << 2)) * Mathf.sqrt(dx * dx + dy * dy);
+  }
+  inkCx = cx;
+  inkCy = cy;
+  inkRadius = rs / m;
+  return count;
+}
+
 /** L1-normalise then square-root `zones` consecutive histograms of `bins` each. */
 function normaliseHists(p: usize, zones: i32, bins: i32): void {
   for (let z = 0; z < zones; z++) {
@@ -150,36 +218,9 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32, mask: i
   const co24 = f + (<usize>groupOffset(12) << 2);
 
   // Centroid and mean radius of the ink.
-  let m: f32 = 0, mx: f32 = 0, my: f32 = 0;
-  for (let y = 0; y < H; y++) {
-    for (let x = 0; x < W; x++) {
-      // Paper adds nothing: skip four at a time (x += 3, then the loop's x++).
-      if (x + 4 <= W && paperRun(img, W, x, y)) {
-        x += 3;
-        continue;
-      }
-      const v = px(img, W, x, y);
-      if (v == 0) continue;
-      m += v; mx += v * <f32>x; my += v * <f32>y;
-    }
-  }
-  if (m <= 0) return f;
-  const cx = mx / m;
-  const cy = my / m;
-  let rs: f32 = 0;
-  for (let y = 0; y < H; y++) {
-    for (let x = 0; x < W; x++) {
-      if (x + 4 <= W && paperRun(img, W, x, y)) {
-        x += 3;
-        continue;
-      }
-      const v = px(img, W, x, y);
-      if (v == 0) continue;
-      const dx = <f32>x - cx, dy = <f32>y - cy;
-      rs += v * Mathf.sqrt(dx * dx + dy * dy);
-    }
-  }
-  const rMean = rs / m;
+  const count = listInk(img, W, H, arenaAlloc(<usize>(W * H) << 2));
+  if (count == 0) return f;
+  const cx = inkCx, cy = inkCy, rMean = inkRadius;
 
   // Per-pixel orientation (unsigned, radians) for the co-occurrence pass; -1 where there is no edge.
   const orient = doCooc ? arenaAlloc(<usize>(W * H) << 2) : 0;
@@ -264,21 +305,7 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32, mask: i
         }
       }
       if (doLbp && v > LBP_INK_MIN) {
-        const t = v - 0.02;
-        let code = 0;
-        if (a0 >= t) code |= 1;
-        if (a1 >= t) code |= 2;
-        if (a2 >= t) code |= 4;
-        if (a3 >= t) code |= 8;
-        if (a4 >= t) code |= 16;
-        if (a5 >= t) code |= 32;
-        if (a6 >= t) code |= 64;
-        if (a7 >= t) code |= 128;
-        const u = <i32>load<u8>(uniformLut + <usize>code);
-        addf(lbp1 + (<usize>u << 2), 1);
-        addf(lbp24 + (<usize>(z24 * LBP_BINS + u) << 2), 1);
-        addf(lbp48 + (<usize>(z48 * LBP_BINS + u) << 2), 1);
-        addf(lbpP + (<usize>(pz * LBP_BINS + u) << 2), 1);
+        countLbp(lbp1, lbp24, lbp48, lbpP, lbpBin(v, a0, a1, a2, a3, a4, a5, a6, a7), z24, z48, pz);
       }
     }
   }
@@ -341,43 +368,19 @@ export const TEXTURE_GROUPS: i32 = 0b10011110000;
 
 /**
  * extractFeatures(img, W, H, aspect, TEXTURE_GROUPS), bit for bit, with less work: the extra sampling
- * grids' pass (core.ts texture), run three times per vector. Walking the whole image three times (centroid,
- * mean radius, LBP) cost three times the LBP codes themselves; here the first walk lists the ink pixels, in
- * the same row-major order, and the radius and the codes visit only those. Every sum adds the same terms in
- * the same order, and the histogram counts are whole numbers.
+ * grids' pass (core.ts texture), run three times per vector. extractFeatures walks the whole image for its
+ * codes, since the gradients need the paper around the ink; the LBP codes do not, so here they visit only
+ * the ink pixels listInk found. Walking the whole image had cost three times the codes themselves. Every sum
+ * adds the same terms in the same order, and the histogram counts are whole numbers.
  */
 export function textureFeatures(img: usize, W: i32, H: i32, aspect: f32): usize {
   if (!lutReady) initLut();
   const f = arenaCalloc(<usize>featureLength() << 2);
   if (W < 3 || H < 3) return f;
   const inkAt = arenaAlloc(<usize>(W * H) << 2);
-  let count = 0;
-  let m: f32 = 0, mx: f32 = 0, my: f32 = 0;
-  for (let y = 0; y < H; y++) {
-    for (let x = 0; x < W; x++) {
-      if (x + 4 <= W && paperRun(img, W, x, y)) {
-        x += 3;
-        continue;
-      }
-      const v = px(img, W, x, y);
-      if (v == 0) continue;
-      m += v; mx += v * <f32>x; my += v * <f32>y;
-      store<i32>(inkAt + (<usize>count << 2), y * W + x);
-      count++;
-    }
-  }
-  if (m <= 0) return f;
-  const cx = mx / m;
-  const cy = my / m;
-  let rs: f32 = 0;
-  for (let k = 0; k < count; k++) {
-    const i = load<i32>(inkAt + (<usize>k << 2));
-    const y = i / W, x = i - y * W;
-    const v = load<f32>(img + (<usize>i << 2));
-    const dx = <f32>x - cx, dy = <f32>y - cy;
-    rs += v * Mathf.sqrt(dx * dx + dy * dy);
-  }
-  const rMean = rs / m;
+  const count = listInk(img, W, H, inkAt);
+  if (count == 0) return f;
+  const cx = inkCx, cy = inkCy, rMean = inkRadius;
 
   const lbp1 = f + (<usize>groupOffset(4) << 2);
   const lbp24 = f + (<usize>groupOffset(5) << 2);
@@ -393,24 +396,10 @@ export function textureFeatures(img: usize, W: i32, H: i32, aspect: f32): usize 
     const a0 = px(img, W, x - 1, y - 1), a1 = px(img, W, x, y - 1), a2 = px(img, W, x + 1, y - 1);
     const a3 = px(img, W, x + 1, y), a4 = px(img, W, x + 1, y + 1), a5 = px(img, W, x, y + 1);
     const a6 = px(img, W, x - 1, y + 1), a7 = px(img, W, x - 1, y);
-    const t = v - 0.02;
-    let code = 0;
-    if (a0 >= t) code |= 1;
-    if (a1 >= t) code |= 2;
-    if (a2 >= t) code |= 4;
-    if (a3 >= t) code |= 8;
-    if (a4 >= t) code |= 16;
-    if (a5 >= t) code |= 32;
-    if (a6 >= t) code |= 64;
-    if (a7 >= t) code |= 128;
-    const u = <i32>load<u8>(uniformLut + <usize>code);
     const z24 = ((y * 2) / H) * 4 + (x * 4) / W;
     const z48 = ((y * 4) / H) * 8 + (x * 8) / W;
     const pz = polarZone(<f32>x - cx, <f32>y - cy, rMean);
-    addf(lbp1 + (<usize>u << 2), 1);
-    addf(lbp24 + (<usize>(z24 * LBP_BINS + u) << 2), 1);
-    addf(lbp48 + (<usize>(z48 * LBP_BINS + u) << 2), 1);
-    addf(lbpP + (<usize>(pz * LBP_BINS + u) << 2), 1);
+    countLbp(lbp1, lbp24, lbp48, lbpP, lbpBin(v, a0, a1, a2, a3, a4, a5, a6, a7), z24, z48, pz);
   }
   normaliseHists(lbp1, 1, LBP_BINS);
   normaliseHists(lbp24, 8, LBP_BINS);
