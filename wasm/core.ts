@@ -67,6 +67,11 @@ export function keepRows(px: f32): void {
   pre.keepRows(px);
 }
 
+/** The x phase of the row pass renormalise would reuse, or -1 (lib/preprocess rowsPhase). */
+export function rowsPhase(): f32 {
+  return pre.rowsPhase();
+}
+
 /** Distort the normalised image (see lib/preprocess warp). */
 export function warp(rot: f32, scale: f32, shear: f32, elastic: f32, phase: f32): void {
   pre.warp(rot, scale, shear, elastic, phase);
@@ -95,7 +100,8 @@ export function features(): usize {
   const even = normaliseWidth(pre.normPtr, pre.normW, pre.normH, STROKE_WIDTH);
   // Too little ink to measure the pen: every group from the image as it is.
   if (even == pre.normPtr) return extractFeatures(pre.normPtr, pre.normW, pre.normH, aspect, ALL_GROUPS);
-  const f = extractFeatures(pre.normPtr, pre.normW, pre.normH, aspect, ALL_GROUPS & ~SHAPE_GROUPS);
+  // The texture groups by the pass that visits only the ink (bit for bit extractFeatures' with that mask).
+  const f = textureFeatures(pre.normPtr, pre.normW, pre.normH, aspect);
   const g = extractFeatures(even, pre.normW, pre.normH, aspect, SHAPE_GROUPS);
   for (let k = 0; k < GROUP_COUNT; k++) {
     if (((SHAPE_GROUPS >> k) & 1) == 0) continue;

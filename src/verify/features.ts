@@ -32,6 +32,9 @@
  * Version 8 averages the texture groups over four grids and reads the shape groups from the crop's own
  * (core.ts phasedVector), and the core takes the gradient's orientation and the polar sectors without
  * trigonometry (wasm/lib/features.ts), which moves a boundary pixel's bin now and then.
+ *
+ * Version 9 averages the texture groups over nine grids, every combination of 0, a third and two thirds
+ * of a pixel along each axis (core.ts EXTRA_GRIDS).
  */
 import type { Core } from "./core";
 import { BLURRED_EDGE_WIDTH, edgeWidth } from "./blur-measure";
@@ -43,7 +46,7 @@ import type { Raster } from "./types";
  * files and their models rebuilt before use; the shipped parameters are retrained (`npm run train:scoring`,
  * `npm run train:forgeability`).
  */
-export const FEATURE_VERSION = 8;
+export const FEATURE_VERSION = 9;
 
 /**
  * A crop whose grey share is at most this is bitonal. Measured on the development sets (every 23rd

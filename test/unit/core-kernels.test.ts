@@ -1,6 +1,7 @@
 // The WASM core: its distance kernels equal the plain TypeScript ones, and it copes with blank and bad input.
 import { describe, expect, it } from "vitest";
 import coreModule from "../../wasm/build/core.wasm";
+import { EXTRA_GRIDS } from "../../src/verify/core";
 import { getCore } from "../../src/verify/core-module";
 import { groupDistancesTs } from "../../src/verify/kernels-ts";
 import { blankPage, makeWriter, photoOf, renderSignature } from "../fixtures/generator";
@@ -76,6 +77,7 @@ describe("WASM core", () => {
     textureGroups(): number;
     renormalise(x: number, y: number): void;
     keepRows(x: number): void;
+    rowsPhase(): number;
     normPointer(): number;
     info(i: number): number;
     orientation(gx: number, gy: number): number;
@@ -148,7 +150,7 @@ describe("WASM core", () => {
     for (const [dx, dy, sector] of edges) expect(c.sectorOf(dx * 2.5, dy * 2.5)).toBe(sector);
   });
 
-  it("averages the texture groups over four sampling grids and reads the shape groups from the crop's own", () => {
+  it("averages the texture groups over nine sampling grids and reads the shape groups from the crop's own", () => {
     const raster = renderSignature(makeWriter(6), { height: 200 });
     const c = raw();
     const src = copyIn(c, raster);
@@ -157,11 +159,8 @@ describe("WASM core", () => {
     const read = (p: number) => new Float32Array(c.memory.buffer, p, core.featureLength).slice();
     const own = read(c.features());
     const grids = [own];
-    for (const [x, y] of [
-      [0.5, 0.5],
-      [0.5, 0],
-      [0, 0.5],
-    ]) {
+    expect(EXTRA_GRIDS).toHaveLength(8);
+    for (const [x, y] of EXTRA_GRIDS) {
       c.rewind(base);
       c.renormalise(x, y);
       grids.push(read(c.texture()));
@@ -179,7 +178,7 @@ describe("WASM core", () => {
         }
         let sum = 0;
         for (const v of grids) sum = Math.fround(sum + v[i]);
-        expect(vector[i]).toBe(Math.fround(sum / 4));
+        expect(vector[i]).toBe(Math.fround(sum / 9));
       }
     }
     // LBP at four zonings and the global shape; the grids do differ there, or the mean would prove nothing.
@@ -197,6 +196,12 @@ describe("WASM core", () => {
     const size = c.info(5) * c.info(6);
     const image = () => new Float32Array(c.memory.buffer, c.normPointer(), size).slice();
     const base = c.mark();
+    // preprocess keeps its own row pass (phase 0) for the grids at x = 0: the same image as a fresh pass.
+    expect(c.rowsPhase()).toBe(0);
+    const own = image();
+    c.renormalise(0, 0);
+    expect(image()).toEqual(own);
+    c.rewind(base);
     c.renormalise(0.5, 0);
     const fresh = image();
     // Kept, and used: the same image.
@@ -217,6 +222,7 @@ describe("WASM core", () => {
     // A new crop preprocessed over a kept pass, with no rewind between (here the same pixels, kept as a
     // bitonal scan, then preprocessed as they are): its own rows, not the bitonal ones.
     c.rewind(afterCrop);
+    expect(c.rowsPhase()).toBe(-1);
     expect(c.preprocess(src, raster.width, raster.height, 1)).toBe(1);
     c.keepRows(0.5);
     expect(c.preprocess(src, raster.width, raster.height, 0)).toBe(1);

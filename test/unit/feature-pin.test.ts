@@ -23,6 +23,8 @@ const PINNED: Record<number, string> = {
   // Version 8: the texture groups are the mean over four sampling grids, the shape groups from one; the
   // orientation and polar sector without trigonometry (wasm/lib/features.ts).
   8: "68b25b8d1d0594fe21806b8133eec32027f84ef94b4d9ba70febb057856c3da3",
+  // Version 9: the texture groups are the mean over nine sampling grids (core.ts EXTRA_GRIDS).
+  9: "f16cdfe718720f8380718b9f7badab4fd6a0a11a12a4808e01254009a74d9d3f",
 };
 
 /** Four writers at several sizes (one a large crop, one small), one of them as a blurred phone photo. */

@@ -190,6 +190,12 @@ function profile(src: usize, w: i32, lut: usize, y0: i32, y1: i32, x0: i32, x1: 
   }
 }
 
+/** Every entry of the n-long profile `m` outside [lo, hi) is exactly 0. */
+function paperOutside(m: usize, n: i32, lo: i32, hi: i32): bool {
+  for (let i = 0; i < n; i++) if ((i < lo || i >= hi) && load<f32>(m + (<usize>i << 2)) != 0) return false;
+  return true;
+}
+
 @inline function at(m: usize, i: i32): f32 {
   return load<f32>(m + (<usize>i << 2));
 }
@@ -199,8 +205,8 @@ function profile(src: usize, w: i32, lut: usize, y0: i32, y1: i32, x0: i32, x1: 
  * signature sampled half a pixel over draws its stroke edges as other grey levels, and the LBP and
  * co-occurrence codes read from them move by a third of a genuine-to-genuine distance: as much as a
  * scan at 297 instead of 300 dpi, or a speck that moves the ink box by 2 px. The texture groups are the
- * mean over four phases (src/verify/core.ts, phasedVector; docs/accuracy.md, "Sampling phase", feature
- * versions 7 and 8).
+ * mean over nine phases (src/verify/core.ts, phasedVector; docs/accuracy.md, "Sampling phase", feature
+ * versions 7 to 9).
  */
 let phaseX: f32 = 0;
 let phaseY: f32 = 0;
@@ -439,15 +445,23 @@ export function preprocess(src: usize, w: i32, h: i32, hard: bool = false): bool
   // Isolated specks at the edges (dust, a stray dot) would stretch the box: drop small runs of ink
   // separated from the rest by a gap, first along rows, then along columns within those rows, then rows
   // again within those columns.
+  // Each profile below is taken again over the rows (columns) kept so far. Where the crop holds no ink
+  // at all outside them (weights are never negative, so a zero sum is all paper), the profile in hand
+  // already is that one, bit for bit: the same nonzero terms added in the same order. Most crops have
+  // clean paper around the ink, and each walk over the crop is a tenth of a reference's preprocessing.
   let ya = dropIsolated(rows, 0, h, total, h);
   let ylo = i32(ya >> 32), yhi = i32(ya & 0xffffffff);
-  profile(src, w, lut, ylo, yhi, 0, w, cols, w, true);
+  const rowsClean = paperOutside(rows, h, ylo, yhi);
+  if (!rowsClean) profile(src, w, lut, ylo, yhi, 0, w, cols, w, true);
   let xa = dropIsolated(cols, 0, w, total, w);
   const xlo = i32(xa >> 32), xhi = i32(xa & 0xffffffff);
-  profile(src, w, lut, 0, h, xlo, xhi, rows, h, false);
+  // cols sums every row here only when rowsClean.
+  if (!(rowsClean && paperOutside(cols, w, xlo, xhi))) profile(src, w, lut, 0, h, xlo, xhi, rows, h, false);
+  const ylo1 = ylo, yhi1 = yhi;
   ya = dropIsolated(rows, 0, h, total, h);
   ylo = i32(ya >> 32); yhi = i32(ya & 0xffffffff);
-  profile(src, w, lut, ylo, yhi, 0, w, cols, w, true);
+  // cols is the column profile over [ylo1, yhi1): the same rows again give the same profile.
+  if (ylo != ylo1 || yhi != yhi1) profile(src, w, lut, ylo, yhi, 0, w, cols, w, true);
   for (let x = 0; x < w; x++) if (x < xlo || x >= xhi) store<f32>(cols + (<usize>x << 2), 0);
   for (let y = 0; y < h; y++) if (y < ylo || y >= yhi) store<f32>(rows + (<usize>y << 2), 0);
   let kept: f32 = 0;
@@ -472,7 +486,8 @@ export function preprocess(src: usize, w: i32, h: i32, hard: bool = false): bool
   lastSrc = src;
   lastW = w;
   lastLut = lut;
-  normalise();
+  // The row pass at phase 0 is kept: the extra sampling grids at x phase 0 only run the vertical pass.
+  normalise(true);
   return true;
 }
 
@@ -486,7 +501,7 @@ let lastLut: usize = 0;
  * is reserved first and the horizontal pass's buffer after it, so that buffer is given back at once: two
  * images (renormalise) then cost the arena two images, not two buffers as well.
  */
-function normalise(): void {
+function normalise(keep: bool = false): void {
   const W = normW, H = normH, bw = inkW, bh = inkH;
   const out = arenaCalloc(<usize>(W * H) << 2);
   normPtr = out;
@@ -499,7 +514,10 @@ function normalise(): void {
   const tmp = arenaCalloc(<usize>(bh * W) << 2);
   for (let y = 0; y < bh; y++) resampleInk(lastSrc + <usize>((y + inkY0) * lastW + inkX0), bw, lastLut, tmp + (<usize>(y * W) << 2), W);
   resampleRows(tmp, bh, out, H, W);
-  arenaRewind(scratch);
+  if (keep) {
+    keptRows = tmp;
+    keptPhase = phaseX;
+  } else arenaRewind(scratch);
 }
 
 /** The horizontal pass kept by keepRows (0: none), and the x phase it was resampled at. */
@@ -509,8 +527,9 @@ let keptPhase: f32 = -1;
 /**
  * Resample the last crop's ink box along its rows at x phase `px` and keep the result (bh x normW f32,
  * reserved now): renormalise at that x phase then runs only the vertical pass, which is an eighth of the
- * work. Two of the three extra sampling grids share an x phase (src/verify/core.ts phasedVector). The
- * buffer is forgotten on the next preprocess, and when the arena is rewound below it (forgetRowsFrom).
+ * work. The eight extra sampling grids come three, three and two to an x phase (src/verify/core.ts
+ * phasedVector), and those at x = 0 use the pass preprocess kept. The buffer is forgotten on the next
+ * preprocess, and when the arena is rewound below it (forgetRowsFrom).
  */
 export function keepRows(px: f32): void {
   keptRows = 0;
@@ -522,6 +541,11 @@ export function keepRows(px: f32): void {
   phaseX = 0;
   keptRows = rows;
   keptPhase = px;
+}
+
+/** The x phase of the kept row pass, or -1 when none is kept. */
+export function rowsPhase(): f32 {
+  return keptRows != 0 ? keptPhase : -1;
 }
 
 /** The arena is given back from `mark` on (arena rewind or reset): a kept row pass there is gone. */
@@ -562,6 +586,16 @@ function resampleInk(src: usize, n: i32, lut: usize, dst: usize, m: i32): void {
       const a: f32 = <f32>i * s + phaseX;
       const b: f32 = a + s;
       let o = <i32>a;
+      if (s < 1 && o + 1 < m) {
+        // Shrinking, the usual case: the pixel's span meets output o and at most o + 1. The same terms as
+        // the loop below (there max(a, o) is a, and min(b, o + 2) is b), without its tests.
+        const p = dst + (<usize>o << 2);
+        const hi = min<f32>(b, <f32>(o + 1));
+        if (hi > a) store<f32>(p, load<f32>(p) + v * (hi - a));
+        const lo = <f32>(o + 1);
+        if (b > lo) store<f32>(p + 4, load<f32>(p + 4) + v * (b - lo));
+        continue;
+      }
       while (o < m && <f32>o < b) {
         const lo = max<f32>(a, <f32>o);
         const hi = min<f32>(b, <f32>(o + 1));
