@@ -7,21 +7,9 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
+import type { CoreExports } from "../../src/verify/core";
 import { decodePage } from "../../src/verify/decode/index";
 import { findDatasetsRoot } from "../lib/lodo";
-
-interface RawCore {
-  memory: WebAssembly.Memory;
-  reset(): void;
-  alloc(bytes: number): number;
-  mark(): number;
-  rewind(m: number): void;
-  preprocess(src: number, w: number, h: number, hard: number): number;
-  features(): number;
-  keepRows(x: number): void;
-  renormalise(x: number, y: number): void;
-  texture(): number;
-}
 
 const datasets = findDatasetsRoot();
 if (!datasets) throw new Error("no shared/datasets found above the working directory");
@@ -31,7 +19,7 @@ const wasmFile = wasmAt >= 0 ? args[wasmAt + 1] : fileURLToPath(new URL("../../w
 const named = args.filter((a, i) => !a.startsWith("--") && (wasmAt < 0 || i !== wasmAt + 1));
 const root = join(datasets, named[0] ?? "sigcomp2011-dutch");
 const wasm = readFileSync(wasmFile);
-const c = new WebAssembly.Instance(new WebAssembly.Module(wasm), {}).exports as unknown as RawCore;
+const c = new WebAssembly.Instance(new WebAssembly.Module(wasm), {}).exports as unknown as CoreExports;
 
 const times: Record<"preprocess" | "full pass" | "row pass" | "vertical pass" | "texture pass", number[]> = {
   preprocess: [],

@@ -30,7 +30,8 @@ export const CORE_RETAINED_BYTES = 4 * 1024 * 1024;
 /** Feature vectors copied in per groupDistances call; more references are done in batches. */
 const DISTANCE_BATCH = 256;
 
-interface CoreExports {
+/** The core's raw exports (wasm/core.ts) that the wrapper below uses; tests and experiments reach them too. */
+export interface CoreExports {
   memory: WebAssembly.Memory;
   reset(): void;
   alloc(bytes: number): number;

@@ -1,7 +1,7 @@
 // The WASM core: its distance kernels equal the plain TypeScript ones, and it copes with blank and bad input.
 import { describe, expect, it } from "vitest";
 import coreModule from "../../wasm/build/core.wasm";
-import { EXTRA_GRIDS } from "../../src/verify/core";
+import { type CoreExports, EXTRA_GRIDS } from "../../src/verify/core";
 import { getCore } from "../../src/verify/core-module";
 import { groupDistancesTs } from "../../src/verify/kernels-ts";
 import { blankPage, makeWriter, photoOf, renderSignature } from "../fixtures/generator";
@@ -65,21 +65,7 @@ describe("WASM core", () => {
   });
 
   // The raw exports, for the kernels the wrapper does not expose.
-  interface RawCore {
-    memory: WebAssembly.Memory;
-    reset(): void;
-    alloc(bytes: number): number;
-    mark(): number;
-    rewind(m: number): void;
-    preprocess(src: number, w: number, h: number, hard: number): number;
-    features(): number;
-    texture(): number;
-    textureGroups(): number;
-    renormalise(x: number, y: number): void;
-    keepRows(x: number): void;
-    rowsPhase(): number;
-    normPointer(): number;
-    info(i: number): number;
+  interface RawCore extends CoreExports {
     orientation(gx: number, gy: number): number;
     sectorOf(dx: number, dy: number): number;
   }
