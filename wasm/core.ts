@@ -84,9 +84,9 @@ export function warp(rot: f32, scale: f32, shear: f32, elastic: f32, phase: f32)
 const STROKE_WIDTH: f32 = 2.0;
 /**
  * Groups computed on the width-normalised image (bit g = group g of lib/layout.ts): HOG (0-3), ink mass
- * (8), profiles (9), orientation co-occurrence (11, 12) and the column sequence (13). LBP (4-7) reads the
- * stroke's texture and the global shape (10) the ink box, so they stay on the original (TEXTURE_GROUPS,
- * lib/features.ts).
+ * (8), profiles (9), orientation co-occurrence (11, 12), the column sequence (13) and the orientation
+ * strips (14). LBP (4-7) reads the stroke's texture and the global shape (10) the ink box, so they stay
+ * on the original (TEXTURE_GROUPS, lib/features.ts).
  */
 const SHAPE_GROUPS: i32 = ALL_GROUPS & ~TEXTURE_GROUPS;
 

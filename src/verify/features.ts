@@ -35,6 +35,11 @@
  *
  * Version 9 averages the texture groups over nine grids, every combination of 0, a third and two thirds
  * of a pixel along each axis (core.ts EXTRA_GRIDS).
+ *
+ * Version 10 adds a shape group matched by dynamic time warping like the column sequence: the orientation
+ * strips, the gradient orientations of 32 column strips above and below the ink centroid. Fixed zones
+ * compare a signature whose lead-in or tail was drawn longer at the wrong places; the warping lets the
+ * strips slide.
  */
 import type { Core } from "./core";
 import { BLURRED_EDGE_WIDTH, edgeWidth } from "./blur-measure";
@@ -46,7 +51,7 @@ import type { Raster } from "./types";
  * files and their models rebuilt before use; the shipped parameters are retrained (`npm run train:scoring`,
  * `npm run train:forgeability`).
  */
-export const FEATURE_VERSION = 9;
+export const FEATURE_VERSION = 10;
 
 /**
  * A crop whose grey share is at most this is bitonal. Measured on the development sets (every 23rd

@@ -29,6 +29,40 @@ describe("WASM core", () => {
     for (let g = 0; g < core.groupCount; g++) expect(wasm[g] / ts[g]).toBeCloseTo(1, 5);
   });
 
+  it("matches the orientation strips elastically: strips drifted sideways cost little, strips reordered a lot", () => {
+    const strips = core.groupCount - 1;
+    expect(core.groupKinds[strips]).toBe(3);
+    const from = core.groupOffsets[strips],
+      to = core.groupOffsets[strips + 1];
+    const dim = 16,
+      len = (to - from) / dim;
+    expect(len).toBe(32);
+    const a = core.extract(renderSignature(makeWriter(5))).main.vector;
+    // One histogram over the sequence, L1-normalised then square-rooted: the squares sum to 1.
+    const squares = a.subarray(from, to).reduce((s, v) => s + v * v, 0);
+    expect(squares).toBeCloseTo(1, 4);
+    const rebuilt = (strip: (i: number) => number) => {
+      const b = a.slice();
+      for (let i = 0; i < len; i++) b.set(a.subarray(from + strip(i) * dim, from + (strip(i) + 1) * dim), from + i * dim);
+      return b;
+    };
+    // Everything two strips to the right (the first strip drawn three times), as a longer lead-in would.
+    const drifted = rebuilt((i) => Math.max(0, i - 2));
+    // The same strips in reverse order: the same histogram over the whole signature, another layout.
+    const reversed = rebuilt((i) => len - 1 - i);
+    const [dDrift] = core.groupDistances(a, [drifted]).subarray(strips, strips + 1);
+    const [dReversed] = core.groupDistances(a, [reversed]).subarray(strips, strips + 1);
+    // Strip by strip (no warping), the drift would cost about as much as the reversal.
+    const fixed = (b: Float32Array) => {
+      let s = 0;
+      for (let i = from; i < to; i++) s += (a[i] - b[i]) ** 2 / (a[i] + b[i] + 1e-6);
+      return s / len;
+    };
+    expect(dDrift).toBeLessThan(0.25 * fixed(drifted));
+    expect(dReversed).toBeGreaterThan(0.5 * fixed(reversed));
+    expect(dReversed).toBeGreaterThan(4 * dDrift);
+  });
+
   it("reports a blank crop as no ink, with an all-zero vector", () => {
     const { main } = core.extract(blankPage(300, 120));
     expect(main.inkFound).toBe(false);

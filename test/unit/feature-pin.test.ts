@@ -25,6 +25,8 @@ const PINNED: Record<number, string> = {
   8: "68b25b8d1d0594fe21806b8133eec32027f84ef94b4d9ba70febb057856c3da3",
   // Version 9: the texture groups are the mean over nine sampling grids (core.ts EXTRA_GRIDS).
   9: "f16cdfe718720f8380718b9f7badab4fd6a0a11a12a4808e01254009a74d9d3f",
+  // Version 10: a fifteenth group, the orientation strips, matched by DTW (wasm/lib/features.ts, distance.ts).
+  10: "22939a93b7140cbb8b775d19bb5f0daad03142a64bd532b31133741475f4a898",
 };
 
 /** Four writers at several sizes (one a large crop, one small), one of them as a blurred phone photo. */

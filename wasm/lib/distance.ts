@@ -1,6 +1,6 @@
 // Distance kernels over the feature groups, four lanes at a time. src/verify/kernels-ts.ts is the same
 // arithmetic in plain TypeScript (tests hold the two equal; the speed bench compares them).
-import { GROUP_COUNT, G_KIND, SEQ_BAND, SEQ_DIM, SEQ_LEN, groupOffset, featureLength } from "./layout";
+import { GROUP_COUNT, G_KIND, SEQ_BAND, SEQ_DIM, SEQ_LEN, STRIP_BAND, STRIP_DIM, STRIP_LEN, groupOffset, featureLength } from "./layout";
 
 const EPS: f32 = 1e-6;
 
@@ -29,28 +29,33 @@ export function l2sq(a: usize, b: usize, n: i32): f32 {
   return f32x4.extract_lane(acc, 0) + f32x4.extract_lane(acc, 1) + f32x4.extract_lane(acc, 2) + f32x4.extract_lane(acc, 3);
 }
 
-const dtwPrev: usize = memory.data((SEQ_LEN + 1) * 4);
-const dtwCur: usize = memory.data((SEQ_LEN + 1) * 4);
+// One row more than the longer of the two sequences.
+const DTW_ROW: i32 = (SEQ_LEN > STRIP_LEN ? SEQ_LEN : STRIP_LEN) + 1;
+const dtwPrev: usize = memory.data(DTW_ROW * 4);
+const dtwCur: usize = memory.data(DTW_ROW * 4);
 const INF: f32 = 1e30;
 
 /**
- * Dynamic time warping of two SEQ_LEN x SEQ_DIM sequences (L1 step cost) inside a Sakoe-Chiba band,
- * divided by the sequence length: tolerant of a word drifting sideways, which fixed zones are not.
+ * Dynamic time warping of two sequences of n steps, dim f32 each, inside a Sakoe-Chiba band of `band`
+ * steps, divided by n: tolerant of a part of the signature drifting sideways or a tail drawn longer, which
+ * fixed zones are not. The step cost is the L1 distance (`chiSquare` false; dim must be 4) or chi2.
  */
-export function dtw(a: usize, b: usize): f32 {
-  const n = SEQ_LEN;
+function bandedDtw(a: usize, b: usize, n: i32, dim: i32, band: i32, chiSquare: bool): f32 {
   for (let j = 0; j <= n; j++) store<f32>(dtwPrev + (<usize>j << 2), INF);
   store<f32>(dtwPrev, 0);
   for (let i = 1; i <= n; i++) {
     for (let j = 0; j <= n; j++) store<f32>(dtwCur + (<usize>j << 2), INF);
-    const lo = max(1, i - SEQ_BAND);
-    const hi = min(n, i + SEQ_BAND);
-    const pa = a + (<usize>((i - 1) * SEQ_DIM) << 2);
+    const lo = max(1, i - band);
+    const hi = min(n, i + band);
+    const pa = a + (<usize>((i - 1) * dim) << 2);
     for (let j = lo; j <= hi; j++) {
-      const pb = b + (<usize>((j - 1) * SEQ_DIM) << 2);
-      // SEQ_DIM is 4: one lane each.
-      const d = f32x4.abs(f32x4.sub(v128.load(pa), v128.load(pb)));
-      const cost = f32x4.extract_lane(d, 0) + f32x4.extract_lane(d, 1) + f32x4.extract_lane(d, 2) + f32x4.extract_lane(d, 3);
+      const pb = b + (<usize>((j - 1) * dim) << 2);
+      let cost: f32;
+      if (chiSquare) cost = chi2(pa, pb, dim);
+      else {
+        const d = f32x4.abs(f32x4.sub(v128.load(pa), v128.load(pb)));
+        cost = f32x4.extract_lane(d, 0) + f32x4.extract_lane(d, 1) + f32x4.extract_lane(d, 2) + f32x4.extract_lane(d, 3);
+      }
       const up = load<f32>(dtwPrev + (<usize>j << 2));
       const left = load<f32>(dtwCur + (<usize>(j - 1) << 2));
       const diag = load<f32>(dtwPrev + (<usize>(j - 1) << 2));
@@ -59,6 +64,16 @@ export function dtw(a: usize, b: usize): f32 {
     memory.copy(dtwPrev, dtwCur, <usize>(n + 1) << 2);
   }
   return load<f32>(dtwPrev + (<usize>n << 2)) / <f32>n;
+}
+
+/** The column sequences (group 13): L1 step cost over their SEQ_DIM (4) values. */
+export function dtw(a: usize, b: usize): f32 {
+  return bandedDtw(a, b, SEQ_LEN, SEQ_DIM, SEQ_BAND, false);
+}
+
+/** The orientation strips (group 14): chi-square step cost over each strip's histograms. */
+export function dtwStrips(a: usize, b: usize): f32 {
+  return bandedDtw(a, b, STRIP_LEN, STRIP_DIM, STRIP_BAND, true);
 }
 
 /**
@@ -73,7 +88,8 @@ export function groupDistances(q: usize, refs: usize, count: i32, out: usize): v
       const off = <usize>groupOffset(g) << 2;
       const n = groupOffset(g + 1) - groupOffset(g);
       const kind = unchecked(G_KIND[g]);
-      const d = kind == 0 ? chi2(q + off, rv + off, n) : kind == 1 ? l2sq(q + off, rv + off, n) : dtw(q + off, rv + off);
+      const d =
+        kind == 0 ? chi2(q + off, rv + off, n) : kind == 1 ? l2sq(q + off, rv + off, n) : kind == 2 ? dtw(q + off, rv + off) : dtwStrips(q + off, rv + off);
       store<f32>(out + (<usize>(r * GROUP_COUNT + g) << 2), d);
     }
   }

@@ -1,10 +1,12 @@
 // Zoned features of the normalised ink image: gradient orientation histograms (HOG), uniform LBP(8,1)
-// on ink pixels, orientation co-occurrence along the contour (a curvature histogram), ink mass per zone
-// and projection profiles. Zones: a Cartesian pyramid 1x1, 2x4 (rows x columns), 4x8, and polar sectors
+// on ink pixels, orientation co-occurrence along the contour (a curvature histogram), ink mass per zone,
+// projection profiles, and two sequences across the ink box for elastic matching (columns, orientation
+// strips). Zones: a Cartesian pyramid 1x1, 2x4 (rows x columns), 4x8, and polar sectors
 // x rings around the ink centroid. Every histogram is L1-normalised, then square-rooted.
 import { arenaAlloc, arenaCalloc } from "./arena";
 import {
   HOG_BINS, LBP_BINS, POLAR_SECTORS, POLAR_ZONES, PROFILE_X, PROFILE_Y, COOC_BINS, SEQ_LEN, SEQ_DIM,
+  STRIP_LEN, STRIP_BINS, STRIP_DIM,
   GROUP_COUNT, groupOffset, featureLength,
 } from "./layout";
 
@@ -217,8 +219,9 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32, mask: i
   const doMass = has(mask, 8);
   const doProf = has(mask, 9);
   const doCooc = has(mask, 11) || has(mask, 12);
-  // The gradient feeds HOG and the co-occurrence.
-  const doGrad = doHog || doCooc;
+  const doStrip = has(mask, 14);
+  // The gradient feeds HOG, the co-occurrence and the orientation strips.
+  const doGrad = doHog || doCooc || doStrip;
 
   const hog1 = f + (<usize>groupOffset(0) << 2);
   const hog24 = f + (<usize>groupOffset(1) << 2);
@@ -233,6 +236,7 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32, mask: i
   const glob = f + (<usize>groupOffset(10) << 2);
   const co1 = f + (<usize>groupOffset(11) << 2);
   const co24 = f + (<usize>groupOffset(12) << 2);
+  const strip = f + (<usize>groupOffset(14) << 2);
 
   // Centroid and mean radius of the ink.
   const count = listInk(img, W, H, arenaAlloc(<usize>(W * H) << 2));
@@ -308,6 +312,14 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32, mask: i
           const sx = <i32>Mathf.round(-gy * k), sy = <i32>Mathf.round(gx * k);
           store<u8>(step + <usize>(y * W + x), <u8>((sx + 4) | ((sy + 4) << 4)));
         }
+        if (doStrip) {
+          // Which sector, in which strip, above or below the centroid: the layout of the signature's
+          // strokes along its length, which DTW then matches with some play (feature version 10).
+          let o = <i32>(th / PI * <f32>STRIP_BINS);
+          if (o >= STRIP_BINS) o = STRIP_BINS - 1;
+          const at = ((x * STRIP_LEN) / W) * STRIP_DIM + (<f32>y < cy ? 0 : STRIP_BINS) + o;
+          addf(strip + (<usize>at << 2), mag);
+        }
         if (doHog) {
           const fb = th / PI * <f32>HOG_BINS - 0.5;
           let b0 = <i32>Mathf.floor(fb);
@@ -368,6 +380,8 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32, mask: i
   normaliseHists(prof + (<usize>PROFILE_X << 2), 1, PROFILE_Y);
   normaliseHists(co1, 1, COOC_BINS);
   normaliseHists(co24, 8, COOC_BINS);
+  // One histogram over the whole sequence: a strip's share of the signature's edges is part of its evidence.
+  normaliseHists(strip, 1, STRIP_LEN * STRIP_DIM);
   if (has(mask, 10)) store<f32>(glob, Mathf.log(max<f32>(aspect, 0.01)));
   if (has(mask, 13)) columnSequence(img, W, H, cy, f + (<usize>groupOffset(13) << 2));
   // Groups that share a pass with a requested one (the 1x1, 2x4, 4x8 and polar zones of HOG or LBP, the

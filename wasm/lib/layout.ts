@@ -17,12 +17,24 @@ export const SEQ_DIM: i32 = 4;
 /** DTW band half-width, in steps. */
 export const SEQ_BAND: i32 = 8;
 
-export const GROUP_COUNT: i32 = 14;
+/**
+ * Orientation strips for elastic matching: the ink box cut into STRIP_LEN column strips, each with its
+ * gradient orientations in STRIP_BINS sectors, weighted by magnitude, above and below the ink centroid.
+ */
+export const STRIP_LEN: i32 = 32;
+export const STRIP_BINS: i32 = 8;
+export const STRIP_DIM: i32 = 2 * STRIP_BINS;
+/** DTW band half-width, in strips: an eighth of the ink box, as SEQ_BAND is. */
+export const STRIP_BAND: i32 = 4;
 
-// Distance kinds: 0 = chi-square, 1 = squared L2, 2 = dynamic time warping of a column sequence.
+export const GROUP_COUNT: i32 = 15;
+
+// Distance kinds: 0 = chi-square, 1 = squared L2, 2 = dynamic time warping of a column sequence (L1 step
+// cost), 3 = dynamic time warping of the orientation strips (chi-square step cost).
 // Groups: 0 hog 1x1, 1 hog 2x4, 2 hog 4x8, 3 hog polar, 4 lbp 1x1, 5 lbp 2x4, 6 lbp 4x8, 7 lbp polar,
 // 8 ink mass per zone, 9 projection profiles, 10 global shape, 11 orientation co-occurrence 1x1,
-// 12 orientation co-occurrence 2x4, 13 column sequence (upper and lower contour, ink density, transitions).
+// 12 orientation co-occurrence 2x4, 13 column sequence (upper and lower contour, ink density, transitions),
+// 14 orientation strips.
 function pad4(n: i32): i32 {
   return (n + 3) & ~3;
 }
@@ -42,9 +54,10 @@ export const G_LEN: StaticArray<i32> = [
   COOC_BINS,
   8 * COOC_BINS,
   SEQ_LEN * SEQ_DIM,
+  STRIP_LEN * STRIP_DIM,
 ];
 
-export const G_KIND: StaticArray<i32> = [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 2];
+export const G_KIND: StaticArray<i32> = [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 2, 3];
 
 export function groupOffset(g: i32): i32 {
   let o = 0;
