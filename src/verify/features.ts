@@ -37,8 +37,8 @@
  * of a pixel along each axis (core.ts EXTRA_GRIDS).
  *
  * Version 10 adds a shape group matched by dynamic time warping like the column sequence: the orientation
- * strips, the gradient orientations of 32 column strips above and below the ink centroid. Fixed zones
- * compare a signature whose lead-in or tail was drawn longer at the wrong places; the warping lets the
+ * strips, the gradient orientations of 32 column strips above and below the ink centroid. When a lead-in
+ * or a tail is drawn longer, fixed zones compare the wrong parts of two signatures; the warping lets the
  * strips slide.
  */
 import type { Core } from "./core";
