@@ -51,7 +51,7 @@ import type { Raster } from "./types";
  * files and their models rebuilt before use; the shipped parameters are retrained (`npm run train:scoring`,
  * `npm run train:forgeability`).
  */
-export const FEATURE_VERSION = 10;
+export const FEATURE_VERSION = 11;
 
 /**
  * A crop whose grey share is at most this is bitonal. Measured on the development sets (every 23rd

@@ -27,6 +27,9 @@ const PINNED: Record<number, string> = {
   9: "f16cdfe718720f8380718b9f7badab4fd6a0a11a12a4808e01254009a74d9d3f",
   // Version 10: a fifteenth group, the orientation strips, matched by DTW (wasm/lib/features.ts, distance.ts).
   10: "22939a93b7140cbb8b775d19bb5f0daad03142a64bd532b31133741475f4a898",
+  // Version 11: the orientation strips split, and the column sequence's contours measured, at the ink centroid
+  // of the strips around each point (wasm/lib/features.ts stripSplits).
+  11: "b6b813fd66ac06fc2dbf59a3fbbb97def2c3c0f0ad9b455d5d808d78aca8fb56",
 };
 
 /** Four writers at several sizes (one a large crop, one small), one of them as a blurred phone photo. */

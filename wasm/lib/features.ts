@@ -120,6 +120,43 @@ function polarZone(dx: f32, dy: f32, rMean: f32): i32 {
   addf(lbpP + (<usize>(pz * LBP_BINS + u) << 2), 1);
 }
 
+/** Per column strip: the ink-weighted sum of rows and the ink weight, then the row that splits it (stripSplits). */
+const stripRowSum: usize = memory.data(STRIP_LEN * 4);
+const stripInk: usize = memory.data(STRIP_LEN * 4);
+const stripSplit: usize = memory.data(STRIP_LEN * 4);
+/** A strip's split is the ink centroid of the strips this many either side of it, itself included. */
+const SPLIT_REACH: i32 = 4;
+
+/**
+ * The row at which each orientation strip is split into above and below (feature version 11): the ink
+ * centroid of the strips within SPLIT_REACH, or `cy` (the whole ink's) where they hold no ink. A line at
+ * the whole signature's centroid crosses a rising or falling signature, or one whose parts sit at
+ * different heights, at another height in every strip, so the same stroke can fall on either side of it
+ * from one sample to the next. A centre taken over nine strips (about a quarter of the ink box) follows
+ * the writing; a reach of 8 did worse, one of 2 about as well (docs/accuracy.md, E67). `list` holds the `count` ink
+ * pixels listInk listed.
+ */
+function stripSplits(img: usize, W: i32, list: usize, count: i32, cy: f32): void {
+  memory.fill(stripRowSum, 0, STRIP_LEN * 4);
+  memory.fill(stripInk, 0, STRIP_LEN * 4);
+  for (let k = 0; k < count; k++) {
+    const i = load<i32>(list + (<usize>k << 2));
+    const y = i / W;
+    const s = ((i - y * W) * STRIP_LEN) / W;
+    const v = load<f32>(img + (<usize>i << 2));
+    addf(stripRowSum + (<usize>s << 2), v * <f32>y);
+    addf(stripInk + (<usize>s << 2), v);
+  }
+  for (let s = 0; s < STRIP_LEN; s++) {
+    let rows: f32 = 0, ink: f32 = 0;
+    for (let t = max(0, s - SPLIT_REACH); t <= min(STRIP_LEN - 1, s + SPLIT_REACH); t++) {
+      rows += load<f32>(stripRowSum + (<usize>t << 2));
+      ink += load<f32>(stripInk + (<usize>t << 2));
+    }
+    store<f32>(stripSplit + (<usize>s << 2), ink > 0 ? rows / ink : cy);
+  }
+}
+
 /** The last listInk's ink centroid and mean radius (ink-weighted distance from the centroid). */
 let inkCx: f32 = 0;
 let inkCy: f32 = 0;
@@ -239,9 +276,12 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32, mask: i
   const strip = f + (<usize>groupOffset(14) << 2);
 
   // Centroid and mean radius of the ink.
-  const count = listInk(img, W, H, arenaAlloc(<usize>(W * H) << 2));
+  const inkList = arenaAlloc(<usize>(W * H) << 2);
+  const count = listInk(img, W, H, inkList);
   if (count == 0) return f;
   const cx = inkCx, cy = inkCy, rMean = inkRadius;
+  // The orientation strips and the column sequence read where the writing's centre runs.
+  if (doStrip || has(mask, 13)) stripSplits(img, W, inkList, count, cy);
 
   // Per-pixel orientation (unsigned, radians) for the co-occurrence pass; -1 where there is no edge.
   const orient = doCooc ? arenaAlloc(<usize>(W * H) << 2) : 0;
@@ -313,11 +353,12 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32, mask: i
           store<u8>(step + <usize>(y * W + x), <u8>((sx + 4) | ((sy + 4) << 4)));
         }
         if (doStrip) {
-          // Which sector, in which strip, above or below the centroid: the layout of the signature's
-          // strokes along its length, which DTW then matches with some play (feature version 10).
+          // Which sector, in which strip, above or below the strip's split (stripSplits): the layout of the
+          // signature's strokes along its length, which DTW then matches with some play (feature version 10).
           let o = <i32>(th / PI * <f32>STRIP_BINS);
           if (o >= STRIP_BINS) o = STRIP_BINS - 1;
-          const at = ((x * STRIP_LEN) / W) * STRIP_DIM + (<f32>y < cy ? 0 : STRIP_BINS) + o;
+          const sx = (x * STRIP_LEN) / W;
+          const at = sx * STRIP_DIM + (<f32>y < load<f32>(stripSplit + (<usize>sx << 2)) ? 0 : STRIP_BINS) + o;
           addf(strip + (<usize>at << 2), mag);
         }
         if (doHog) {
@@ -383,7 +424,7 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32, mask: i
   // One histogram over the whole sequence: a strip's share of the signature's edges is part of its evidence.
   normaliseHists(strip, 1, STRIP_LEN * STRIP_DIM);
   if (has(mask, 10)) store<f32>(glob, Mathf.log(max<f32>(aspect, 0.01)));
-  if (has(mask, 13)) columnSequence(img, W, H, cy, f + (<usize>groupOffset(13) << 2));
+  if (has(mask, 13)) columnSequence(img, W, H, f + (<usize>groupOffset(13) << 2));
   // Groups that share a pass with a requested one (the 1x1, 2x4, 4x8 and polar zones of HOG or LBP, the
   // two co-occurrences) were computed together: clear the unrequested.
   for (let g = 0; g < GROUP_COUNT; g++) {
@@ -458,10 +499,13 @@ export function textureFeatures(img: usize, W: i32, H: i32, aspect: f32): usize 
 const SEQ_INK: f32 = 0.3;
 
 /**
- * The ink box cut into SEQ_LEN column slices; per slice: mean upper contour, mean lower contour (fractions
- * of the height), ink density and black-white transitions per column. Empty slices sit at the centroid.
+ * The ink box cut into SEQ_LEN column slices; per slice: mean upper contour, mean lower contour, ink density
+ * and black-white transitions per column. The contours are fractions of the height, measured from the
+ * strips' split where the slice lies (stripSplits, which must have run): from the writing's local centre,
+ * not from the top of the box (feature version 11, E69), so that a signature that rises or falls, or a part
+ * written higher, moves the contours of that part only. Empty slices sit at the centre (0).
  */
-function columnSequence(img: usize, W: i32, H: i32, cy: f32, out: usize): void {
+function columnSequence(img: usize, W: i32, H: i32, out: usize): void {
   const invH: f32 = 1 / <f32>H;
   for (let i = 0; i < SEQ_LEN; i++) {
     const x0 = (i * W) / SEQ_LEN;
@@ -489,9 +533,9 @@ function columnSequence(img: usize, W: i32, H: i32, cy: f32, out: usize): void {
       }
     }
     const p = out + (<usize>(i * SEQ_DIM) << 2);
-    const c = cy * invH;
-    store<f32>(p, inkCols > 0 ? top / <f32>inkCols : c);
-    store<f32>(p + 4, inkCols > 0 ? bottom / <f32>inkCols : c);
+    const c = load<f32>(stripSplit + (<usize>((i * STRIP_LEN) / SEQ_LEN) << 2)) * invH;
+    store<f32>(p, inkCols > 0 ? top / <f32>inkCols - c : 0);
+    store<f32>(p + 4, inkCols > 0 ? bottom / <f32>inkCols - c : 0);
     store<f32>(p + 8, cols > 0 ? 3 * mass * invH / <f32>cols : 0);
     store<f32>(p + 12, cols > 0 ? 0.25 * trans / <f32>cols : 0);
   }

@@ -19,7 +19,8 @@ export const SEQ_BAND: i32 = 8;
 
 /**
  * Orientation strips for elastic matching: the ink box cut into STRIP_LEN column strips, each with its
- * gradient orientations in STRIP_BINS sectors, weighted by magnitude, above and below the ink centroid.
+ * gradient orientations in STRIP_BINS sectors, weighted by magnitude, above and below the ink centroid of
+ * the strips around it (features.ts stripSplits).
  */
 export const STRIP_LEN: i32 = 32;
 export const STRIP_BINS: i32 = 8;
