@@ -120,7 +120,7 @@ function polarZone(dx: f32, dy: f32, rMean: f32): i32 {
   addf(lbpP + (<usize>(pz * LBP_BINS + u) << 2), 1);
 }
 
-/** Per column strip: the ink-weighted sum of rows and the ink weight, then the row that splits it (stripSplits). */
+/** Per column strip: the ink-weighted sum of rows and the ink weight, then the local centre (stripSplits). */
 const stripRowSum: usize = memory.data(STRIP_LEN * 4);
 const stripInk: usize = memory.data(STRIP_LEN * 4);
 const stripSplit: usize = memory.data(STRIP_LEN * 4);
@@ -128,13 +128,14 @@ const stripSplit: usize = memory.data(STRIP_LEN * 4);
 const SPLIT_REACH: i32 = 4;
 
 /**
- * The row at which each orientation strip is split into above and below (feature version 11): the ink
- * centroid of the strips within SPLIT_REACH, or `cy` (the whole ink's) where they hold no ink. A line at
- * the whole signature's centroid crosses a rising or falling signature, or one whose parts sit at
- * different heights, at another height in every strip, so the same stroke can fall on either side of it
- * from one sample to the next. A centre taken over nine strips (about a quarter of the ink box) follows
- * the writing; a reach of 8 did worse, one of 2 about as well (docs/accuracy.md, E67). `list` holds the `count` ink
- * pixels listInk listed.
+ * The writing's local centre per column strip (feature version 11): the ink centroid's row over the strips
+ * within SPLIT_REACH, or `cy` (the whole ink's) where they hold no ink. The orientation strips are split
+ * there into above and below, and the column sequence measures its contours from it. A line at the whole
+ * signature's centroid crosses a rising or falling signature, or one whose parts sit at different heights,
+ * at another height in every strip, so the same stroke can fall on either side of it from one sample to
+ * the next. A centre taken over nine strips (about a quarter of the ink box) follows the writing; for the
+ * strips, a reach of 8 did worse and one of 2 about as well (docs/accuracy.md, E67). `list` holds the
+ * `count` ink pixels listInk listed.
  */
 function stripSplits(img: usize, W: i32, list: usize, count: i32, cy: f32): void {
   memory.fill(stripRowSum, 0, STRIP_LEN * 4);
