@@ -40,6 +40,11 @@
  * strips, the gradient orientations of 32 column strips above and below the ink centroid. When a lead-in
  * or a tail is drawn longer, fixed zones compare the wrong parts of two signatures; the warping lets the
  * strips slide.
+ *
+ * Version 11 reads the strips' split into above and below, and the column sequence's contours, from the
+ * writing's local centre (the ink centroid of the strips around each point, wasm/lib/features.ts
+ * stripSplits) instead of the whole signature's centroid and the box's top: a signature that rises or
+ * falls moves them where it moves, not everywhere.
  */
 import type { Core } from "./core";
 import { BLURRED_EDGE_WIDTH, edgeWidth } from "./blur-measure";
