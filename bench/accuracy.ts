@@ -1,6 +1,7 @@
 // Accuracy benchmark (issues 3 and 14), following the protocol in ../shared/design/verification.md.
 //
 //   npm run bench:accuracy [-- <dataset folder | folder of datasets>] [--out DIR] [--stride K] [--cache DIR]
+//       [--scores DIR]
 //   npm run bench:accuracy -- <dataset folder> --weights shipped|cv|zmean-cv [--json FILE]
 //   npm run bench:accuracy -- <dataset folder> --train-on <other dataset folder> [--json FILE]
 //   npm run bench:accuracy -- <dataset folder> --page a4-jpeg [--on-line] [--weights ...] [--json FILE]
@@ -18,7 +19,9 @@
 //                trained on the other datasets only (bench/lib/lodo.ts). Given one dataset, its sibling
 //                folders train; given a folder of datasets or nothing (the nearest shared/datasets), every
 //                dataset is scored in turn. Thresholds are the default policy's, never tuned. Writes
-//                <out>/accuracy-lodo-<dataset>.json (out: bench/results).
+//                <out>/accuracy-lodo-<dataset>.json (out: bench/results). --scores DIR also writes every
+//                scored comparison, <DIR>/scores-lodo-<dataset>.json, for bench/compare-scores.ts to test
+//                one version's rates against another's.
 //   shipped      src/verify/data/scoring.json (refused on a dataset whose writers trained it)
 //   cv           5-fold writer-disjoint cross-validation: each fold is scored by parameters trained on the
 //                other folds' writers; its random forgeries come from its own fold's writers. Secondary:
@@ -47,10 +50,10 @@ const NS = [1, 3, 5, 10];
 const FOLDS = 5;
 
 const options = parseOptions({
-  values: ["--out", "--stride", "--cache", "--weights", "--train-on", "--page", "--json"],
+  values: ["--out", "--stride", "--cache", "--weights", "--train-on", "--page", "--json", "--scores"],
   flags: ["--on-line"],
   usage: [
-    "npm run bench:accuracy [-- <dataset folder | folder of datasets>] [--out DIR] [--stride K] [--cache DIR]",
+    "npm run bench:accuracy [-- <dataset folder | folder of datasets>] [--out DIR] [--stride K] [--cache DIR] [--scores DIR]",
     "npm run bench:accuracy -- <dataset folder> --weights shipped|cv|zmean-cv [--json FILE]",
     "npm run bench:accuracy -- <dataset folder> --train-on <other dataset folder> [--json FILE]",
     "npm run bench:accuracy -- <dataset folder> --page a4-jpeg [--on-line] [--weights ...] [--json FILE]",
@@ -121,9 +124,20 @@ async function lodo(folder: string | undefined): Promise<void> {
     const ds = stride > 1 ? await loadDataset(core, f, coreBytes, { cacheDir, writerStride: stride }) : full.get(f)!;
     const params = lodoParams(core, ds, [...full.values()]);
     const results: Row[] = [];
+    const byN: Record<number, Trial[]> = {};
     for (const n of NS) {
       const trials = runProtocol(core, ds.writers, ds.writers, n, params);
       results.push({ n, skilled: rates(trials, "skilled"), random: rates(trials, "random"), concentration: concentration(trials) });
+      byN[n] = trials;
+    }
+    const scoresDir = arg("--scores");
+    if (scoresDir) {
+      mkdirSync(scoresDir, { recursive: true });
+      const suffix = stride > 1 ? `-stride${stride}` : "";
+      writeFileSync(
+        join(scoresDir, `scores-lodo-${ds.name}${suffix}.json`),
+        JSON.stringify({ dataset: ds.name, trainedOn: params.trainedOn, byN }),
+      );
     }
     const label = `leave-one-dataset-out: trained on ${params.trainedOn.join(", ")} only`;
     printTable(`${ds.name}: ${ds.writers.length} writers, ${label}`, results);

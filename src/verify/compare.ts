@@ -343,93 +343,27 @@ function coarserThanReferences(features: Pick<SignatureFeatures, "resolution">, 
   return features.resolution !== undefined && features.resolution > 0 && refs !== null && features.resolution < COARSER_RESOLUTION * refs;
 }
 
-/** The shape pass's column profile: PROFILE_X bins of equal width (wasm/lib/layout.ts), at the start of group 9. */
-const PROFILE_X = 32;
-
-/**
- * Where the zones' `cols` columns lie in the signature whose vector is `q`, as cols + 1 edges in fractions of
- * its ink box's width. Since feature version 12 each column holds an equal share of the ink, not an equal
- * width (wasm/lib/features.ts inkColumns), so a region drawn at c / cols would point at other strokes. The
- * column profile (group 9: the square roots of each bin's share of the ink, from the same pass as the HOG
- * zones) tells where the ink's mass reaches each share; within a bin, the ink is taken as evenly spread.
- */
-export function zoneColumnEdges(core: Core, q: Float32Array, cols: number): number[] {
-  const at = core.groupOffsets[9];
-  const share = Array.from(q.subarray(at, at + PROFILE_X), (v) => v * v);
-  const total = share.reduce((a, b) => a + b, 0);
-  if (!(total > 0)) return Array.from({ length: cols + 1 }, (_, c) => c / cols);
-  const edges = [0];
-  let before = 0;
-  let bin = 0;
-  for (let c = 1; c < cols; c++) {
-    const target = (c / cols) * total;
-    while (bin < PROFILE_X - 1 && before + share[bin] < target) before += share[bin++];
-    const within = share[bin] > 0 ? Math.min(1, Math.max(0, (target - before) / share[bin])) : 0;
-    edges.push(Math.max(edges[c - 1], (bin + within) / PROFILE_X));
-  }
-  edges.push(1);
-  return edges;
-}
-
-/** The chi-square distance of two histograms of the same length. */
-function chi2(a: Float32Array, b: Float32Array): number {
+function zoneChi2(a: Float32Array, b: Float32Array, from: number, len: number): number {
   let t = 0;
-  for (let i = 0; i < a.length; i++) {
+  for (let i = from; i < from + len; i++) {
     const s = a[i] + b[i];
     if (s > 0) t += ((a[i] - b[i]) * (a[i] - b[i])) / s;
   }
   return t;
 }
 
-/**
- * The reference's histogram over the same stretch of its ink box as the questioned zone [x0, x1) (fractions
- * of the box), in row r: its zones there, mixed in proportion to how much of the stretch each covers. Each
- * zone holds square roots of shares; the shares are mixed, then rooted again.
- */
-function histogramOver(v: Float32Array, at: number, bins: number, edges: number[], r: number, x0: number, x1: number): Float32Array {
-  const out = new Float32Array(bins);
-  const span = x1 - x0;
-  for (let k = 0; k < ZONE_COLS; k++) {
-    const overlap = Math.min(x1, edges[k + 1]) - Math.max(x0, edges[k]);
-    // A stretch too narrow to overlap anything (edges that meet) takes the zone it starts in.
-    const w = span > 0 ? overlap / span : x0 >= edges[k] && x0 < edges[k + 1] ? 1 : 0;
-    if (!(w > 0)) continue;
-    const z = at + (r * ZONE_COLS + k) * bins;
-    for (let i = 0; i < bins; i++) out[i] += w * v[z + i] * v[z + i];
-  }
-  for (let i = 0; i < bins; i++) out[i] = Math.sqrt(out[i]);
-  return out;
-}
-
-/**
- * The 4x8 zones where the questioned signature differs most from the reference (HOG + LBP per zone). The
- * zones' columns hold equal ink (feature version 12), so zone c of one signature and zone c of another can
- * cover different stretches of their boxes: a stroke added to one crowds its columns there. Each questioned
- * zone is compared with what the reference has over the same stretch, as the grid of equal widths did, so
- * that the region found is where the signatures differ, not where their columns drifted apart. A zone's
- * difference counts by the square root of its share of the ink (group 8, 1 for an even share): the narrow
- * columns beside an added stroke hold little ink above and below it, and histograms of a few pixels
- * differ by chance.
- */
+/** The 4x8 zones where the questioned signature differs most from the reference (HOG + LBP per zone). */
 export function deviatingRegions(core: Core, q: Float32Array, ref: Float32Array, inkBox: SignatureFeatures["inkBox"]): Region[] {
   const hog = core.groupOffsets[2];
   const lbp = core.groupOffsets[6];
-  const mass = core.groupOffsets[8];
   const hogBins = (core.groupOffsets[3] - hog) / (ZONE_ROWS * ZONE_COLS);
   const lbpBins = 59;
-  const qEdges = zoneColumnEdges(core, q, ZONE_COLS);
-  const refEdges = zoneColumnEdges(core, ref, ZONE_COLS);
-  // Group 8 holds the square roots of the zones' shares of the ink: this makes an even share weigh 1.
-  const inkWeight = Math.sqrt(ZONE_ROWS * ZONE_COLS);
   const zones: { r: number; c: number; d: number }[] = [];
   let total = 0;
   for (let r = 0; r < ZONE_ROWS; r++) {
     for (let c = 0; c < ZONE_COLS; c++) {
       const z = r * ZONE_COLS + c;
-      const [x0, x1] = [qEdges[c], qEdges[c + 1]];
-      const dHog = chi2(q.subarray(hog + z * hogBins, hog + (z + 1) * hogBins), histogramOver(ref, hog, hogBins, refEdges, r, x0, x1));
-      const dLbp = chi2(q.subarray(lbp + z * lbpBins, lbp + (z + 1) * lbpBins), histogramOver(ref, lbp, lbpBins, refEdges, r, x0, x1));
-      const d = (dHog + dLbp) * inkWeight * q[mass + z];
+      const d = zoneChi2(q, ref, hog + z * hogBins, hogBins) + zoneChi2(q, ref, lbp + z * lbpBins, lbpBins);
       zones.push({ r, c, d });
       total += d;
     }
@@ -441,9 +375,9 @@ export function deviatingRegions(core: Core, q: Float32Array, ref: Float32Array,
     .slice(0, REGION_COUNT)
     .map(({ r, c, d }) => ({
       box: {
-        x: inkBox.x + qEdges[c] * inkBox.w,
+        x: inkBox.x + (c / ZONE_COLS) * inkBox.w,
         y: inkBox.y + (r / ZONE_ROWS) * inkBox.h,
-        w: (qEdges[c + 1] - qEdges[c]) * inkBox.w,
+        w: inkBox.w / ZONE_COLS,
         h: inkBox.h / ZONE_ROWS,
       },
       deviation: Math.round((d / mean) * 1000) / 1000,

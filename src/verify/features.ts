@@ -45,10 +45,6 @@
  * writing's local centre (the ink centroid of the strips around each point, wasm/lib/features.ts
  * stripSplits) instead of the whole signature's centroid and the box's top: a signature that rises or
  * falls moves them where it moves, not everywhere.
- *
- * Version 12 cuts the 2x4 and 4x8 zones' columns where the ink's mass reaches each quarter and eighth of
- * its whole (wasm/lib/features.ts inkColumns) instead of at equal widths of the box: a tail drawn longer
- * or shorter is thin, so it moves the body of the signature into other zones far less.
  */
 import type { Core } from "./core";
 import { BLURRED_EDGE_WIDTH, edgeWidth } from "./blur-measure";
@@ -60,7 +56,7 @@ import type { Raster } from "./types";
  * files and their models rebuilt before use; the shipped parameters are retrained (`npm run train:scoring`,
  * `npm run train:forgeability`).
  */
-export const FEATURE_VERSION = 12;
+export const FEATURE_VERSION = 11;
 
 /**
  * A crop whose grey share is at most this is bitonal. Measured on the development sets (every 23rd

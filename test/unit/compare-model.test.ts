@@ -2,10 +2,9 @@
 import { describe, expect, it } from "vitest";
 import { getCore } from "../../src/verify/core-module";
 import { DEFAULT_PARAMS, scoreOf } from "../../src/verify/calibration";
-import { compareToModel, comparisonVector, zoneColumnEdges } from "../../src/verify/compare";
+import { compareToModel, comparisonVector } from "../../src/verify/compare";
 import { extractFeatures, featureVector } from "../../src/verify/features";
 import { buildReferenceModel } from "../../src/verify/model";
-import type { Raster } from "../../src/verify/types";
 import { makeWriter, renderSignature } from "../fixtures/generator";
 
 const core = getCore();
@@ -106,36 +105,6 @@ describe("reference model and comparison", () => {
     const r = compareToModel(core, q, model);
     expect(r.score).toBeGreaterThanOrEqual(0);
     expect(r.score).toBeLessThanOrEqual(1);
-  });
-
-  it("places the zones' columns where the core cuts them: at equal ink, so a long tail keeps the body's zones", () => {
-    const body = renderSignature(makeWriter(700), { variant: 1 });
-    // The same signature with a thin tail drawn on to the right, 60% of its width long.
-    const width = Math.round(body.width * 1.6);
-    const tailed: Raster = { width, height: body.height, data: new Uint8Array(width * body.height).fill(255) };
-    for (let y = 0; y < body.height; y++) tailed.data.set(body.data.subarray(y * body.width, (y + 1) * body.width), y * width);
-    const row = Math.round(body.height * 0.6);
-    for (let x = Math.round(body.width * 0.9); x < width - 2; x++) tailed.data[row * width + x] = tailed.data[(row + 1) * width + x] = 30;
-
-    const plain = zoneColumnEdges(core, featureVector(extractFeatures(core, body)), 8);
-    const edges = zoneColumnEdges(core, featureVector(extractFeatures(core, tailed)), 8);
-    for (const e of [plain, edges]) {
-      expect(e).toHaveLength(9);
-      expect(e[0]).toBe(0);
-      expect(e[8]).toBe(1);
-      for (let c = 0; c < 8; c++) expect(e[c + 1]).toBeGreaterThan(e[c]);
-    }
-    // The tail holds little ink: seven of the eight columns stay over the body, the left 1 / 1.6 of the box,
-    // where equal widths would have put the seventh edge at 7 / 8.
-    expect(edges[7]).toBeLessThan(0.7);
-    // And the body keeps its columns: each edge, in the body's own widths, moves in by one common factor,
-    // the share of the ink the tail does not hold (the shape pass redraws every stroke at one width, so the
-    // tail's share is about its share of the stroke length). At equal widths they would move out by 1.6.
-    const ratios = [2, 3, 4, 5, 6].map((c) => (edges[c] * 1.6) / plain[c]);
-    const mid = [...ratios].sort((a, b) => a - b)[2];
-    expect(mid).toBeGreaterThan(0.75);
-    expect(mid).toBeLessThan(1);
-    for (const r of ratios) expect(Math.abs(r - mid)).toBeLessThan(0.05);
   });
 
   it("explains: the best reference and the regions that deviate, inside the crop", () => {

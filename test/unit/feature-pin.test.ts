@@ -30,9 +30,6 @@ const PINNED: Record<number, string> = {
   // Version 11: the orientation strips split, and the column sequence's contours measured, at the ink centroid
   // of the strips around each point (wasm/lib/features.ts stripSplits).
   11: "b6b813fd66ac06fc2dbf59a3fbbb97def2c3c0f0ad9b455d5d808d78aca8fb56",
-  // Version 12: the 2x4 and 4x8 zones' columns hold equal shares of the ink, not equal widths of the box
-  // (wasm/lib/features.ts inkColumns).
-  12: "d575c42813557267c9df0554a0e164b454c8558cb414fc7f9b23466b10cfb7a4",
 };
 
 /** Four writers at several sizes (one a large crop, one small), one of them as a blurred phone photo. */

@@ -1,9 +1,8 @@
 // Zoned features of the normalised ink image: gradient orientation histograms (HOG), uniform LBP(8,1)
 // on ink pixels, orientation co-occurrence along the contour (a curvature histogram), ink mass per zone,
 // projection profiles, and two sequences across the ink box for elastic matching (columns, orientation
-// strips). Zones: a Cartesian pyramid 1x1, 2x4 (rows x columns), 4x8, its rows of equal height and its
-// columns of equal ink, and polar sectors x rings around the ink centroid. Every histogram is
-// L1-normalised, then square-rooted.
+// strips). Zones: a Cartesian pyramid 1x1, 2x4 (rows x columns), 4x8, and polar sectors
+// x rings around the ink centroid. Every histogram is L1-normalised, then square-rooted.
 import { arenaAlloc, arenaCalloc } from "./arena";
 import {
   HOG_BINS, LBP_BINS, POLAR_SECTORS, POLAR_ZONES, PROFILE_X, PROFILE_Y, COOC_BINS, SEQ_LEN, SEQ_DIM,
@@ -159,39 +158,6 @@ function stripSplits(img: usize, W: i32, list: usize, count: i32, cy: f32): void
   }
 }
 
-/**
- * The 2 x 4 and 4 x 8 zones' columns per image column x, as two bytes at `cols` + 2x (the 4-column zone's,
- * then the 8-column one's): cut where the ink's mass, summed column by column from the left, reaches each
- * quarter and eighth of its whole, not at equal widths of the box (feature version 12, E71). A lead-in or
- * a tail drawn longer or shorter is a thin line: it widens the box far more than it adds ink, so at equal
- * widths every zone holds other strokes from one sample to the next, while at equal ink the body of the
- * signature keeps its zones. A column falls in the zone where the midpoint of its own mass lies. The rows
- * stay at equal heights: cut at equal ink, or at the local centre, they did worse (E71b, E70). `list` holds
- * the `count` ink pixels listInk listed, in row-major order.
- */
-function inkColumns(img: usize, W: i32, list: usize, count: i32, cols: usize): void {
-  const mass = arenaCalloc(<usize>W << 2);
-  let total: f32 = 0;
-  // The list is in row-major order: the row follows along, no division per pixel.
-  let rowStart = 0;
-  for (let k = 0; k < count; k++) {
-    const i = load<i32>(list + (<usize>k << 2));
-    while (i >= rowStart + W) rowStart += W;
-    const v = load<f32>(img + (<usize>i << 2));
-    addf(mass + (<usize>(i - rowStart) << 2), v);
-    total += v;
-  }
-  const inv: f32 = total > 0 ? 1 / total : 0;
-  let before: f32 = 0;
-  for (let x = 0; x < W; x++) {
-    const m = load<f32>(mass + (<usize>x << 2));
-    const mid = (before + 0.5 * m) * inv;
-    before += m;
-    store<u8>(cols + (<usize>x << 1), <u8>min(3, <i32>(mid * 4)));
-    store<u8>(cols + (<usize>x << 1) + 1, <u8>min(7, <i32>(mid * 8)));
-  }
-}
-
 /** The last listInk's ink centroid and mean radius (ink-weighted distance from the centroid). */
 let inkCx: f32 = 0;
 let inkCy: f32 = 0;
@@ -317,9 +283,6 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32, mask: i
   const cx = inkCx, cy = inkCy, rMean = inkRadius;
   // The orientation strips and the column sequence read where the writing's centre runs.
   if (doStrip || has(mask, 13)) stripSplits(img, W, inkList, count, cy);
-  // The zones' columns, looked up (inkColumns).
-  const zoneCols = arenaAlloc(<usize>W << 1);
-  inkColumns(img, W, inkList, count, zoneCols);
 
   // Per-pixel orientation (unsigned, radians) for the co-occurrence pass; -1 where there is no edge.
   const orient = doCooc ? arenaAlloc(<usize>(W * H) << 2) : 0;
@@ -351,8 +314,8 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32, mask: i
           continue;
         }
       }
-      const zx24 = <i32>load<u8>(zoneCols + (<usize>x << 1));
-      const zx48 = <i32>load<u8>(zoneCols + (<usize>x << 1) + 1);
+      const zx24 = (x * 4) / W;
+      const zx48 = (x * 8) / W;
       const z24 = zy24 * 4 + zx24;
       const z48 = zy48 * 8 + zx48;
       const v = px(img, W, x, y);
@@ -439,7 +402,7 @@ export function extractFeatures(img: usize, W: i32, H: i32, aspect: f32, mask: i
       let o1 = <i32>(th / PI * 8); if (o1 > 7) o1 = 7;
       let o2 = <i32>(th2 / PI * 8); if (o2 > 7) o2 = 7;
       const b = o1 * 8 + o2;
-      const z24 = zy24 * 4 + <i32>load<u8>(zoneCols + (<usize>x << 1));
+      const z24 = zy24 * 4 + (x * 4) / W;
       addf(co1 + (<usize>b << 2), 1);
       addf(co24 + (<usize>(z24 * COOC_BINS + b) << 2), 1);
     }
@@ -497,10 +460,13 @@ export function textureFeatures(img: usize, W: i32, H: i32, aspect: f32): usize 
   const lbp24 = f + (<usize>groupOffset(5) << 2);
   const lbp48 = f + (<usize>groupOffset(6) << 2);
   const lbpP = f + (<usize>groupOffset(7) << 2);
-  // The zones' columns, looked up (inkColumns), and the rows followed along the row-major ink list: the
-  // divisions per ink pixel had been a fifth of this pass (run eight times per vector).
+  // The zones' columns, looked up: the divisions per ink pixel were a fifth of this pass (run eight times
+  // per vector). The ink list is in row-major order, so the row and its zones follow along.
   const zoneCols = arenaAlloc(<usize>W << 1);
-  inkColumns(img, W, inkAt, count, zoneCols);
+  for (let x = 0; x < W; x++) {
+    store<u8>(zoneCols + (<usize>x << 1), <u8>((x * 4) / W));
+    store<u8>(zoneCols + (<usize>x << 1) + 1, <u8>((x * 8) / W));
+  }
   let y = -1, rowStart = -W, zy24 = 0, zy48 = 0;
   for (let k = 0; k < count; k++) {
     const i = load<i32>(inkAt + (<usize>k << 2));
