@@ -4,7 +4,7 @@
 // (bench/lib/paired-bootstrap.ts), and how often the second version comes out better.
 //
 //   npm run bench:compare-scores -- <scores DIR of A> <scores DIR of B> [--replicates K] [--json FILE]
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseOptions } from "./lib/cli";
 import { type PairedDifference, pairedEerDifference } from "./lib/paired-bootstrap";
@@ -14,12 +14,14 @@ const options = parseOptions({
   values: ["--replicates", "--json"],
   usage: "npm run bench:compare-scores -- <scores DIR of A> <scores DIR of B> [--replicates K] [--json FILE]",
 });
-const [dirA, dirB] = options.positional;
-if (!dirA || !dirB) {
-  process.stderr.write("two folders of scores are needed\n");
+const fail = (what: string): never => {
+  process.stderr.write(`${what}\n`);
   process.exit(2);
-}
+};
+const [dirA, dirB] = options.positional;
+if (!dirA || !dirB) fail("two folders of scores are needed");
 const replicates = Number(options.value("--replicates") ?? 2000);
+if (!Number.isInteger(replicates) || replicates < 100) fail("--replicates must be a whole number, at least 100");
 
 type Scores = { dataset: string; byN: Record<string, Trial[]> };
 const read = (dir: string, file: string): Scores => JSON.parse(readFileSync(join(dir, file), "utf8"));
@@ -28,6 +30,8 @@ const signed = (x: number) => `${x >= 0 ? "+" : ""}${(x * 100).toFixed(1)}`;
 
 const out: { dataset: string; n: number; skilled: PairedDifference; random: PairedDifference }[] = [];
 const files = readdirSync(dirA).filter((f) => f.startsWith("scores-lodo-") && f.endsWith(".json"));
+if (files.length === 0) fail(`${dirA} holds no scores-lodo-*.json (npm run bench:accuracy -- --scores DIR writes them)`);
+for (const file of files) if (!existsSync(join(dirB, file))) fail(`${dirB} has no ${file}: run both versions on the same datasets`);
 for (const file of files.sort()) {
   const a = read(dirA, file);
   const b = read(dirB, file);
