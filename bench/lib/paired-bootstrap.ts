@@ -3,6 +3,7 @@
 // versions' comparisons of the drawn writers, and see how the difference of their EERs spreads. Writers,
 // not comparisons, are drawn, since one writer's comparisons rise and fall together (one forger, one pen).
 import { eer } from "./metrics";
+import { mulberry32 } from "./rng";
 import type { Trial } from "./trial";
 
 export interface PairedDifference {
@@ -16,18 +17,6 @@ export interface PairedDifference {
   /** Share of replicates in which B's EER is below A's (ties count half). */
   bBetter: number;
   replicates: number;
-}
-
-/** A small deterministic generator (mulberry32), so that a comparison can be repeated exactly. */
-export function seededRandom(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function byWriter(trials: Trial[], impostor: Trial["kind"]): Map<string, { g: number[]; i: number[] }> {
@@ -59,7 +48,7 @@ export function pairedEerDifference(a: Trial[], b: Trial[], impostor: "skilled" 
   if (writers.length !== wb.size || writers.some((w) => !wb.has(w))) throw new Error("the two runs scored different writers");
   const ea = eerOf(writers.map((w) => wa.get(w)!));
   const eb = eerOf(writers.map((w) => wb.get(w)!));
-  const random = seededRandom(seed);
+  const random = mulberry32(seed);
   const deltas: number[] = [];
   let better = 0;
   for (let r = 0; r < replicates; r++) {

@@ -7,24 +7,12 @@ import { PhotonImage } from "@cf-wasm/photon";
 import { decodePage } from "../../src/verify/decode/index";
 import { areaResample } from "../../src/verify/resample";
 import type { Raster } from "../../src/verify/types";
+import { type Rng, rngFor } from "./rng";
+
+export { type Rng, rngFor };
 
 /** The development sets are scanned at about 300 dpi. */
 export const SOURCE_DPI = 300;
-
-export type Rng = () => number;
-
-/** mulberry32 seeded by FNV-1a of the key: the same key gives the same sequence on every run. */
-export function rngFor(key: string): Rng {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  let a = h >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function gaussian(rng: Rng): number {
   const u = Math.max(1e-12, rng());

@@ -1,12 +1,13 @@
 // The paired bootstrap that tells a real change of EER between two versions from the luck of the writers
 // (bench/lib/paired-bootstrap.ts, used by bench/compare-scores.ts).
 import { describe, expect, it } from "vitest";
-import { pairedEerDifference, seededRandom } from "../../bench/lib/paired-bootstrap";
+import { pairedEerDifference } from "../../bench/lib/paired-bootstrap";
+import { mulberry32 } from "../../bench/lib/rng";
 import type { Trial } from "../../bench/lib/trial";
 
 /** Writers whose genuine scores sit around 0.8 and forgeries around `forgery`, with per-writer noise. */
 function run(writers: number, forgery: (w: number) => number, seed: number): Trial[] {
-  const random = seededRandom(seed);
+  const random = mulberry32(seed);
   const out: Trial[] = [];
   for (let w = 0; w < writers; w++) {
     const shift = (random() - 0.5) * 0.3;
