@@ -40,6 +40,7 @@ import { loadDataset, type Dataset, type Sample, type Writer } from "./lib/datas
 import { fitKnobs, lodoParams, lodoTargets, partsLeftOut } from "./lib/lodo";
 import { loadNodeCore } from "./lib/node-core";
 import { runProtocol } from "./lib/protocol";
+import { type EerInterval, eerInterval } from "./lib/paired-bootstrap";
 import type { Trial } from "./lib/trial";
 import { type Concentration, concentration, pct, rates, type Rates } from "./lib/rates";
 import { throughA4Page } from "./lib/a4-page";
@@ -74,6 +75,8 @@ interface Row {
   random: Rates;
   /** How the errors at approve spread over writers (leave-one-dataset-out runs). */
   concentration?: Concentration;
+  /** 95% intervals of the global EERs from a bootstrap over writers (leave-one-dataset-out runs). */
+  intervals?: { skilled: EerInterval; random: EerInterval };
 }
 
 function printTable(title: string, results: Row[]): void {
@@ -105,6 +108,17 @@ function printConcentration(results: Row[]): void {
   }
 }
 
+/** How far each global EER could move on another set of writers like these (bench/lib/paired-bootstrap.ts). */
+function printIntervals(results: Row[]): void {
+  const span = (i: EerInterval) => `${(100 * i.low).toFixed(1)} to ${(100 * i.high).toFixed(1)}%`;
+  const first = results.find((r) => r.intervals)?.intervals;
+  if (!first) return;
+  console.log(`EER, 95% interval over writers (bootstrap, ${first.skilled.replicates} draws of the writers):`);
+  for (const r of results) {
+    if (r.intervals) console.log(`${String(r.n).padStart(4)} | skilled ${span(r.intervals.skilled)} | random ${span(r.intervals.random)}`);
+  }
+}
+
 const log = (s: string) => process.stderr.write(s);
 
 async function lodo(folder: string | undefined): Promise<void> {
@@ -127,7 +141,13 @@ async function lodo(folder: string | undefined): Promise<void> {
     const byN: Record<number, Trial[]> = {};
     for (const n of NS) {
       const trials = runProtocol(core, ds.writers, ds.writers, n, params);
-      results.push({ n, skilled: rates(trials, "skilled"), random: rates(trials, "random"), concentration: concentration(trials) });
+      results.push({
+        n,
+        skilled: rates(trials, "skilled"),
+        random: rates(trials, "random"),
+        concentration: concentration(trials),
+        intervals: { skilled: eerInterval(trials, "skilled"), random: eerInterval(trials, "random") },
+      });
       byN[n] = trials;
     }
     const scoresDir = arg("--scores");
@@ -141,6 +161,7 @@ async function lodo(folder: string | undefined): Promise<void> {
     }
     const label = `leave-one-dataset-out: trained on ${params.trainedOn.join(", ")} only`;
     printTable(`${ds.name}: ${ds.writers.length} writers, ${label}`, results);
+    printIntervals(results);
     printConcentration(results);
     const file = join(out, `accuracy-lodo-${ds.name}${stride > 1 ? `-stride${stride}` : ""}.json`);
     writeFileSync(

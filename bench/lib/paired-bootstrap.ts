@@ -2,6 +2,7 @@
 // holds? A paired bootstrap over writers: draw the scored set's writers with replacement, score both
 // versions' comparisons of the drawn writers, and see how the difference of their EERs spreads. Writers,
 // not comparisons, are drawn, since one writer's comparisons rise and fall together (one forger, one pen).
+// The same draw over one run gives the interval an EER of a table carries (eerInterval).
 import { eer } from "./metrics";
 import { mulberry32 } from "./rng";
 import type { Trial } from "./trial";
@@ -60,4 +61,27 @@ export function pairedEerDifference(a: Trial[], b: Trial[], impostor: "skilled" 
   deltas.sort((x, y) => x - y);
   const at = (q: number) => deltas[Math.min(deltas.length - 1, Math.floor(q * deltas.length))];
   return { a: ea, b: eb, delta: eb - ea, low: at(0.025), high: at(0.975), bBetter: better / replicates, replicates };
+}
+
+export interface EerInterval {
+  eer: number;
+  /** The 2.5th and 97.5th percentiles of the EER over the replicates. */
+  low: number;
+  high: number;
+  replicates: number;
+}
+
+/**
+ * One run's EER with a 95% interval from a bootstrap over its writers: how far the figure could move on
+ * another set of writers like these. Deterministic for a given seed.
+ */
+export function eerInterval(trials: Trial[], impostor: "skilled" | "random", replicates = 1000, seed = 1): EerInterval {
+  const by = byWriter(trials, impostor);
+  const writers = [...by.keys()].sort();
+  const random = mulberry32(seed);
+  const eers: number[] = [];
+  for (let r = 0; r < replicates; r++) eers.push(eerOf(writers.map(() => by.get(writers[Math.floor(random() * writers.length)])!)));
+  eers.sort((x, y) => x - y);
+  const at = (q: number) => eers[Math.min(eers.length - 1, Math.floor(q * eers.length))];
+  return { eer: eerOf(writers.map((w) => by.get(w)!)), low: at(0.025), high: at(0.975), replicates };
 }

@@ -1,7 +1,7 @@
 // The paired bootstrap that tells a real change of EER between two versions from the luck of the writers
 // (bench/lib/paired-bootstrap.ts, used by bench/compare-scores.ts).
 import { describe, expect, it } from "vitest";
-import { pairedEerDifference } from "../../bench/lib/paired-bootstrap";
+import { eerInterval, pairedEerDifference } from "../../bench/lib/paired-bootstrap";
 import { mulberry32 } from "../../bench/lib/rng";
 import type { Trial } from "../../bench/lib/trial";
 
@@ -54,5 +54,32 @@ describe("paired bootstrap of EER over writers", () => {
         10,
       ),
     ).toThrow(/different writers/);
+  });
+
+  it("gives one run's EER an interval that holds it and narrows with more writers", () => {
+    const few = eerInterval(
+      run(15, () => 0.55, 5),
+      "skilled",
+      400,
+    );
+    const many = eerInterval(
+      run(240, () => 0.55, 5),
+      "skilled",
+      400,
+    );
+    for (const i of [few, many]) {
+      expect(i.low).toBeLessThanOrEqual(i.eer);
+      expect(i.high).toBeGreaterThanOrEqual(i.eer);
+      expect(i.high).toBeGreaterThan(i.low);
+    }
+    // Sixteen times the writers: about a quarter of the width.
+    expect(many.high - many.low).toBeLessThan(0.5 * (few.high - few.low));
+    expect(
+      eerInterval(
+        run(15, () => 0.55, 5),
+        "skilled",
+        400,
+      ),
+    ).toEqual(few);
   });
 });
