@@ -12,6 +12,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { buildReferenceModel } from "../../src/verify/model";
+import { logit, sigmoid } from "../../src/verify/calibration";
 import { compareToModel } from "../../src/verify/compare";
 import { loadDataset, type Dataset } from "../lib/dataset";
 import { lodoParams, lodoTargets } from "../lib/lodo";
@@ -20,21 +21,14 @@ import { modelFor, questionedOf, referencesOf } from "../lib/protocol";
 import { pct, rates } from "../lib/rates";
 import type { Trial } from "../lib/trial";
 
-const arg = (n: string) => {
-  const i = process.argv.indexOf(n);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-};
-const logit = (p: number) => {
-  const q = Math.min(1 - 1e-9, Math.max(1e-9, p));
-  return Math.log(q / (1 - q));
-};
-const sig = (t: number) => 1 / (1 + Math.exp(-t));
+const cacheAt = process.argv.indexOf("--cache");
+const logitOf = (p: number) => logit(p, 1e-9);
 
 const core = loadNodeCore();
 const coreBytes = new Uint8Array(readFileSync(fileURLToPath(new URL("../../wasm/build/core.wasm", import.meta.url))));
 const { all } = lodoTargets(undefined);
 const full: Dataset[] = [];
-for (const f of all) full.push(await loadDataset(core, f, coreBytes, { cacheDir: arg("--cache") }));
+for (const f of all) full.push(await loadDataset(core, f, coreBytes, { cacheDir: cacheAt >= 0 ? process.argv[cacheAt + 1] : undefined }));
 
 const NS = [5, 10];
 const BETAS = [0, 0.25, 0.5, 0.75, 1];
@@ -51,19 +45,19 @@ function scoreSet(ds: Dataset, params: ReturnType<typeof lodoParams>, n: number)
     if (refs.length < 5) continue;
     const loo = refs.map((r, i) => {
       const others = refs.filter((_, j) => j !== i).map((s) => ({ refId: s.path, features: s.features, raster: s.raster }));
-      return logit(compareToModel(core, r.features, buildReferenceModel(core, others, params), params).score);
+      return logitOf(compareToModel(core, r.features, buildReferenceModel(core, others, params), params).score);
     });
     const m = loo.reduce((a, b) => a + b, 0) / loo.length;
     const model = modelFor(core, w, n, params);
     for (const q of questionedOf(w, n, ds.writers)) {
-      out.push({ writer: w.id, kind: q.kind, L: logit(compareToModel(core, q.sample.features, model, params).score), m });
+      out.push({ writer: w.id, kind: q.kind, L: logitOf(compareToModel(core, q.sample.features, model, params).score), m });
     }
   }
   return out;
 }
 
 const apply = (s: Scored, beta: number, c: number): Trial[] =>
-  s.map((t) => ({ writer: t.writer, kind: t.kind, score: sig(t.L - beta * Math.max(0, t.m - c)) }));
+  s.map((t) => ({ writer: t.writer, kind: t.kind, score: sigmoid(t.L - beta * Math.max(0, t.m - c)) }));
 const cost = (s: Scored, beta: number, c: number) => {
   const r = rates(apply(s, beta, c), "skilled");
   return r.eer_global;
