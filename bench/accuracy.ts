@@ -18,8 +18,9 @@
 //   (default)    leave-one-dataset-out, the headline: each scored dataset is scored with parameters
 //                trained on the other datasets only (bench/lib/lodo.ts). Given one dataset, its sibling
 //                folders train; given a folder of datasets or nothing (the nearest shared/datasets), every
-//                dataset is scored in turn. Thresholds are the default policy's, never tuned. Writes
-//                <out>/accuracy-lodo-<dataset>.json (out: bench/results). --scores DIR also writes every
+//                dataset is scored in turn. Thresholds are the default policy's, never tuned. Each table
+//                is followed by every global EER's 95% interval over the scored writers (a bootstrap).
+//                Writes <out>/accuracy-lodo-<dataset>.json (out: bench/results). --scores DIR also writes every
 //                scored comparison, <DIR>/scores-lodo-<dataset>.json, for bench/compare-scores.ts to test
 //                one version's rates against another's.
 //   shipped      src/verify/data/scoring.json (refused on a dataset whose writers trained it)
