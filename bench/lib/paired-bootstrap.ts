@@ -31,6 +31,13 @@ function byWriter(trials: Trial[], impostor: Trial["kind"]): Map<string, { g: nu
   return m;
 }
 
+/** The 2.5th and 97.5th percentiles of the replicates' values. */
+function interval95(values: number[]): { low: number; high: number } {
+  const sorted = [...values].sort((x, y) => x - y);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return { low: at(0.025), high: at(0.975) };
+}
+
 function eerOf(ws: { g: number[]; i: number[] }[]): number {
   return eer(
     ws.flatMap((w) => w.g),
@@ -58,9 +65,7 @@ export function pairedEerDifference(a: Trial[], b: Trial[], impostor: "skilled" 
     deltas.push(d);
     better += d < 0 ? 1 : d === 0 ? 0.5 : 0;
   }
-  deltas.sort((x, y) => x - y);
-  const at = (q: number) => deltas[Math.min(deltas.length - 1, Math.floor(q * deltas.length))];
-  return { a: ea, b: eb, delta: eb - ea, low: at(0.025), high: at(0.975), bBetter: better / replicates, replicates };
+  return { a: ea, b: eb, delta: eb - ea, ...interval95(deltas), bBetter: better / replicates, replicates };
 }
 
 export interface EerInterval {
@@ -81,7 +86,5 @@ export function eerInterval(trials: Trial[], impostor: "skilled" | "random", rep
   const random = mulberry32(seed);
   const eers: number[] = [];
   for (let r = 0; r < replicates; r++) eers.push(eerOf(writers.map(() => by.get(writers[Math.floor(random() * writers.length)])!)));
-  eers.sort((x, y) => x - y);
-  const at = (q: number) => eers[Math.min(eers.length - 1, Math.floor(q * eers.length))];
-  return { eer: eerOf(writers.map((w) => by.get(w)!)), low: at(0.025), high: at(0.975), replicates };
+  return { eer: eerOf(writers.map((w) => by.get(w)!)), ...interval95(eers), replicates };
 }
