@@ -66,7 +66,10 @@ export interface ProductRoutes {
   read: Permission;
   /** Every change. */
   manage: Permission;
-  /** Idempotency-Key on create: the spec exempts POST /sig/webhooks, so there it is optional (docs/webhooks.md). */
+  /**
+   * Idempotency-Key on the product's POSTs (create, test, redeliver): spec 4.1 exempts /sig/webhooks, so
+   * there it is optional, honoured when sent (docs/webhooks.md); the archive's are not exempt.
+   */
   createIdempotency: "required" | "optional";
   routes: EndpointRoute[];
   /** The product's name in route summaries. */
@@ -368,7 +371,7 @@ export function registerEndpointRoutes(app: App, p: ProductRoutes): void {
 
   if (has("test")) {
     const route = defineRoute(
-      { permission: p.manage },
+      { permission: p.manage, idempotency: p.createIdempotency },
       {
         method: "post",
         path: `${p.base}/{webhook_id}/test`,
@@ -390,7 +393,7 @@ export function registerEndpointRoutes(app: App, p: ProductRoutes): void {
 
   if (has("redeliver")) {
     const route = defineRoute(
-      { permission: p.manage },
+      { permission: p.manage, idempotency: p.createIdempotency },
       {
         method: "post",
         path: `${p.base}/{webhook_id}/deliveries/{delivery_id}/redeliver`,

@@ -411,23 +411,27 @@ describe("delivery: retries, the log, failure and disabling", () => {
     expect((await receivedWebhooks(path)).length).toBe(3);
   });
 
-  it("redelivers a finished delivery once more, with the same message id", async () => {
+  it("redelivers a finished delivery once more, with the same message id (spec 4.1: no Idempotency-Key needed under /sig/webhooks)", async () => {
     const org = await createOrg();
     const { path, endpoint } = await endpointWithReceiver(org, SIG, ["job.completed"]);
-    const res = await api(`${SIG}/${endpoint.webhook_id}/test`, { method: "POST", key: org.apiKey, headers: { "Idempotency-Key": "t-3" } });
+    const res = await api(`${SIG}/${endpoint.webhook_id}/test`, { method: "POST", key: org.apiKey });
+    expect(res.status).toBe(202);
     const queued = (await res.json()) as Delivery;
     await waitForDeliveries(org, SIG, endpoint.webhook_id, (d) => d[0]?.status === "succeeded");
-    const again = await api(`${SIG}/${endpoint.webhook_id}/deliveries/${queued.delivery_id}/redeliver`, {
-      method: "POST",
-      key: org.apiKey,
-      headers: { "Idempotency-Key": "r-2" },
-    });
+    const again = await api(`${SIG}/${endpoint.webhook_id}/deliveries/${queued.delivery_id}/redeliver`, { method: "POST", key: org.apiKey });
     expect(again.status).toBe(202);
     expect(await again.json()).toMatchObject({ delivery_id: queued.delivery_id, trigger: "manual", status: "pending" });
     const got = await waitForWebhooks(path, (g) => g.length === 2);
     expect(got[1].id).toBe(got[0].id);
     const [done] = await waitForDeliveries(org, SIG, endpoint.webhook_id, (d) => d[0]?.status === "succeeded" && d[0].attempts === 2);
     expect(done.trigger).toBe("manual");
+
+    // The archive's routes are not exempt: its test send without a key is refused, and nothing is sent.
+    const archive = await endpointWithReceiver(org, ARCHIVE, ["archive.export.ready"]);
+    const refused = await api(`${ARCHIVE}/${archive.endpoint.webhook_id}/test`, { method: "POST", key: org.apiKey });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ code: "invalid_request" });
+    expect(await deliveries(org, ARCHIVE, archive.endpoint.webhook_id)).toEqual([]);
   });
 });
 
