@@ -9,6 +9,7 @@ import { ID_PATTERN, isValidId } from "./ids";
 export const MAX_ITEMS = 100;
 export const MAX_ITEM_REFERENCES = 20;
 export const MAX_METADATA_BYTES = 16 * 1024;
+export const MAX_METADATA_DEPTH = 32;
 /** One document at most (the body limit is 51 MB: a 50 MB document plus multipart framing). */
 export const MAX_DOCUMENT_BYTES = 50 * 1024 * 1024;
 
@@ -31,8 +32,29 @@ const UrlInput = z
 export const FileInput = z.union([PartName, UrlInput]);
 export type FileInputValue = z.infer<typeof FileInput>;
 
-const Metadata = z
+/**
+ * Whether `value` nests objects and arrays at most `max` deep (the metadata object itself is depth 1).
+ * Iterative: the value can be thousands deep, and a recursive walk would overflow the stack on it.
+ */
+export function nestsAtMost(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (depth + 1 > max) return false;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return true;
+}
+
+/**
+ * The caller's metadata (checks, their items, sessions, bucket-drop manifests): at most 16 KB as JSON and
+ * 32 levels deep. Without the depth bound, 13 KB of nested brackets passed and then overflowed the stack
+ * wherever the stored job was serialised again (the check ran as a failure, its reads answered 500).
+ */
+export const Metadata = z
   .record(z.string(), z.unknown())
+  .refine((m) => nestsAtMost(m, MAX_METADATA_DEPTH), { message: `must nest at most ${MAX_METADATA_DEPTH} levels deep`, abort: true })
   .refine(
     (m) => new TextEncoder().encode(JSON.stringify(m)).byteLength <= MAX_METADATA_BYTES,
     `must be at most ${MAX_METADATA_BYTES} bytes as JSON`,

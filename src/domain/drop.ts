@@ -11,7 +11,7 @@
  */
 import { z } from "zod";
 import { ID_PATTERN } from "../domain/ids";
-import { CheckItemInput, MAX_ITEMS, MAX_METADATA_BYTES } from "./check-request";
+import { CheckItemInput, MAX_ITEMS, Metadata } from "./check-request";
 
 export const MANIFEST_NAME = "manifest.json";
 export const SUMMARY_NAME = "summary.json";
@@ -77,13 +77,6 @@ const ManifestFile = z
     "must be a path inside the batch folder (no empty or dot-leading segments)",
   )
   .refine((s) => s !== MANIFEST_NAME && s !== SUMMARY_NAME, "must not name the manifest or the summary");
-
-const Metadata = z
-  .record(z.string(), z.unknown())
-  .refine(
-    (m) => new TextEncoder().encode(JSON.stringify(m)).byteLength <= MAX_METADATA_BYTES,
-    `must be at most ${MAX_METADATA_BYTES} bytes as JSON`,
-  );
 
 /** Item members as in CheckRequest, except that `file` names a file of the batch and URLs and references are not taken. */
 const ManifestItem = CheckItemInput.omit({ file: true, references: true }).extend({ file: ManifestFile });

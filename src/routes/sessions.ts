@@ -3,7 +3,7 @@ import type { App } from "../app";
 import { AUTH_PROBLEMS, defineRoute, problems } from "../http/route";
 import { Identifier } from "../http/schemas";
 import { invalidField, notFound } from "../http/problem";
-import { MAX_METADATA_BYTES } from "../domain/check-request";
+import { MAX_METADATA_BYTES, Metadata } from "../domain/check-request";
 import { SESSION_DEFAULT_TTL_S, SESSION_MAX_TTL_S, SESSION_MIN_TTL_S, publicSessionId, sessionIdOf, sessionJobId } from "../domain/session";
 import { createSession } from "../services/sessions";
 import { getLatestPolicy } from "../storage/policies";
@@ -37,14 +37,7 @@ const SessionCreate = z
       .openapi({ description: "input_type recorded on the check and used for live guidance; default `photo`" }),
     reference: z.string().min(1).max(128).optional().openapi({ description: "The check reference recorded on the session's check" }),
     process: z.string().min(1).max(64).optional().openapi({ description: "The business process recorded on the session's check" }),
-    metadata: z
-      .record(z.string(), z.unknown())
-      .refine(
-        (m) => new TextEncoder().encode(JSON.stringify(m)).byteLength <= MAX_METADATA_BYTES,
-        `must be at most ${MAX_METADATA_BYTES} bytes as JSON`,
-      )
-      .optional()
-      .openapi({ description: "Stored as the check's metadata" }),
+    metadata: Metadata.optional().openapi({ description: "Stored as the check's metadata" }),
   })
   .openapi("SessionCreate", {
     description: "Designed here. Everything the check needs besides the captured image is fixed by the integrator's server.",

@@ -14,6 +14,13 @@ beforeAll(async () => {
   await enrolWriter(org.apiKey, "alice", 11, 3);
 });
 
+/** `[[[...]]]`, `depth` arrays deep (built in a loop: the value is deeper than a recursive builder likes). */
+function nestedArrays(depth: number): unknown[] {
+  let v: unknown[] = [];
+  for (let i = 1; i < depth; i++) v = [v];
+  return v;
+}
+
 const one = (extra: Record<string, unknown> = {}) =>
   checkForm({ items: [{ file: "d", subject_reference: "alice", ...extra }] }, { d: signaturePng(11, 5) });
 
@@ -73,6 +80,15 @@ describe("POST /sig/checks refusals", () => {
       ],
       [{ items: [{ file: "d", subject_reference: "alice" }] }, "body.items.0"],
       [{ items: [{ file: { url: "https://x.example/a.png" } }] }, "body.items.0"],
+      // Metadata nested past 32 levels: thousands of levels fit in 16 KB, and overflowed the stack later.
+      [
+        checkForm({ metadata: { a: nestedArrays(6000) }, items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(11, 1) }),
+        "body.request.metadata",
+      ],
+      [
+        checkForm({ items: [{ file: "d", subject_reference: "alice", metadata: { a: nestedArrays(32) } }] }, { d: signaturePng(11, 1) }),
+        "body.request.items.0.metadata",
+      ],
     ];
     for (const [body, field] of cases) {
       const problem = await expectProblem(await postCheck(org.apiKey, body), 400, "invalid_request");
