@@ -66,7 +66,10 @@ for (const ds of full) {
         if (w.genuine.length < 2) continue;
         const model = modelFor(core, w, n, params);
         // The subject's own model is never in its cohort; with the own cohort that leaves K others.
-        const cohort = [...cohortModels.entries()].filter(([id]) => id !== w.id).slice(0, K).map(([, m]) => m);
+        const cohort = [...cohortModels.entries()]
+          .filter(([id]) => id !== w.id)
+          .slice(0, K)
+          .map(([, m]) => m);
         for (const q of questionedOf(w, n, ds.writers)) {
           const L = logit(compareToModel(core, q.sample.features, model, params).score, 1e-9);
           const cl = cohort.map((m) => logit(compareToModel(core, q.sample.features, m, params).score, 1e-9));

@@ -418,7 +418,10 @@ describe("delivery: retries, the log, failure and disabling", () => {
     expect(res.status).toBe(202);
     const queued = (await res.json()) as Delivery;
     await waitForDeliveries(org, SIG, endpoint.webhook_id, (d) => d[0]?.status === "succeeded");
-    const again = await api(`${SIG}/${endpoint.webhook_id}/deliveries/${queued.delivery_id}/redeliver`, { method: "POST", key: org.apiKey });
+    const again = await api(`${SIG}/${endpoint.webhook_id}/deliveries/${queued.delivery_id}/redeliver`, {
+      method: "POST",
+      key: org.apiKey,
+    });
     expect(again.status).toBe(202);
     expect(await again.json()).toMatchObject({ delivery_id: queued.delivery_id, trigger: "manual", status: "pending" });
     const got = await waitForWebhooks(path, (g) => g.length === 2);
