@@ -49,7 +49,8 @@ function itemWhere(orgId: string, f: ItemFilters): Where {
     );
   }
   if (f.q) {
-    const n = f.q.length;
+    // SQLite's substr counts characters (code points); a JS length counts UTF-16 units, two for an emoji.
+    const n = [...f.q].length;
     add(
       `(substr(reference, 1, ?) = ? OR substr(subject_reference, 1, ?) = ? OR substr(file_name, 1, ?) = ? OR substr(job_id || '/' || item_index, 1, ?) = ?)`,
       n,

@@ -34,7 +34,7 @@ beforeAll(async () => {
             metadata: { secret: 1 },
           },
           { file: "b", subject_reference: "bob", reference: "INV-200", process: "cards" },
-          { file: "blank", subject_reference: "alice", reference: "inv-300", process: "loans" },
+          { file: "blank", subject_reference: "alice", reference: "inv-300", process: "loans", file_name: "😀 scan.png" },
         ],
       },
       { a: signaturePng(11, 5), b: signaturePng(23, 5), blank: encodePng(blankPage(800, 600)) },
@@ -81,6 +81,9 @@ describe("GET /sig/checks", () => {
     expect((await get<ItemList>("?view=items&q=INV-")).items.map((i) => i.check_id)).toEqual(["list-b/0", "list-a/1", "list-a/0"]);
     expect((await get<ItemList>("?view=items&q=list-a/1")).items.map((i) => i.check_id)).toEqual(["list-a/1"]);
     expect((await get<ItemList>("?view=items&q=bo")).items.map((i) => i.check_id)).toEqual(["list-a/1"]);
+    // A character outside the Basic Multilingual Plane is one character to the prefix, not two.
+    expect((await get<ItemList>(`?view=items&q=${encodeURIComponent("😀")}`)).items.map((i) => i.check_id)).toEqual(["list-a/2"]);
+    expect((await get<ItemList>(`?view=items&q=${encodeURIComponent("😀 s")}`)).items.map((i) => i.check_id)).toEqual(["list-a/2"]);
     const p1 = await get<ItemList>("?view=items&limit=3");
     const p2 = await get<ItemList>(`?view=items&limit=3&cursor=${p1.next_cursor}`);
     expect([...p1.items, ...p2.items].map((i) => i.check_id)).toEqual(items.items.map((i) => i.check_id));
