@@ -188,7 +188,9 @@ function isJson(type: string): boolean {
 
 /** The body rules a route's contract implies. `x-max-body` on the route config sets its own size limit. */
 export function bodyRules(config: RouteConfig): { before: MiddlewareHandler<AppEnv>[]; after: MiddlewareHandler<AppEnv>[] } {
-  const content = (config.request?.body as { content?: Record<string, unknown> } | undefined)?.content;
+  const body = config.request?.body as { content?: Record<string, unknown>; required?: boolean } | undefined;
+  const content = body?.content;
+  const optional = body !== undefined && body.required !== true;
   const types = content ? Object.keys(content).map((t) => t.toLowerCase()) : [];
   const maxBody = (config as { "x-max-body"?: number })["x-max-body"];
   if (types.length === 0 && maxBody === undefined) return { before: [], after: [] };
@@ -197,6 +199,13 @@ export function bodyRules(config: RouteConfig): { before: MiddlewareHandler<AppE
   // that will be refused anyway.
   const before: MiddlewareHandler<AppEnv> = async (c, next) => {
     if (maxBody !== undefined) tightenBodyLimit(c, maxBody);
+    if (optional && !hasBody(c) && c.req.header("Content-Type") !== undefined) {
+      // An optional body sent empty is no body, whatever its Content-Type says: the contract's validator
+      // would parse "" as JSON and refuse it (many clients send the JSON type on every POST).
+      const headers = new Headers(c.req.raw.headers);
+      headers.delete("Content-Type");
+      c.req.raw = new Request(c.req.raw, { headers });
+    }
     if (types.length > 0 && hasBody(c)) {
       const type = mediaType(c.req.header("Content-Type"));
       if (!types.includes(type)) {

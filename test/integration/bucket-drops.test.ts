@@ -132,7 +132,16 @@ describe("bucket keys", () => {
     expect(list.keys).toEqual([expect.objectContaining({ access_key_id: issued.access_key_id, status: "active" })]);
     expect(JSON.stringify(list)).not.toContain(issued.secret_access_key);
 
-    expect((await api("/sig/bucket-keys", { method: "POST", key: o.apiKey })).status).toBe(201);
+    // "The body, if any, must be {}": an empty body with a JSON Content-Type is no body; anything else is 400.
+    const notEmpty = await api("/sig/bucket-keys", { method: "POST", key: o.apiKey, json: { a: 1 } });
+    expect((await expectProblem(notEmpty, 400, "invalid_request")).errors[0].field).toMatch(/^body/);
+    const typedEmpty = await api("/sig/bucket-keys", {
+      method: "POST",
+      key: o.apiKey,
+      headers: { "Content-Type": "application/json" },
+      body: "",
+    });
+    expect(typedEmpty.status, await typedEmpty.clone().text()).toBe(201);
     const third = await expectProblem(await api("/sig/bucket-keys", { method: "POST", key: o.apiKey }), 409, "conflict");
     expect(third.detail).toMatch(/2 active/);
 
