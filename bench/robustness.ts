@@ -28,7 +28,6 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { PhotonImage } from "@cf-wasm/photon";
 import type { ScoringParams } from "../src/verify/calibration";
 import { compareToModel } from "../src/verify/compare";
 import type { Core } from "../src/verify/core";
@@ -44,7 +43,7 @@ import { loadNodeCore } from "./lib/node-core";
 import { modelFor, questionedOf, regimeCounter } from "./lib/protocol";
 import type { Trial } from "./lib/trial";
 import { pct, rates } from "./lib/rates";
-import { CONDITIONS, type Condition, rngFor } from "./lib/render";
+import { CONDITIONS, type Condition, rngFor, toPng } from "./lib/render";
 import { crossValidatedRecords, FIT_NS, fitForgeability } from "./train/forgeability-fit";
 
 const NS = [3, 10];
@@ -174,20 +173,6 @@ async function renderWriters(core: Core, ds: Dataset, c: Condition): Promise<Wri
     out.push({ id: w.id, genuine, forgeries });
   }
   return out;
-}
-
-function toPng(r: Raster): Uint8Array {
-  const rgba = new Uint8Array(r.width * r.height * 4);
-  for (let i = 0, j = 0; i < r.data.length; i++, j += 4) {
-    rgba[j] = rgba[j + 1] = rgba[j + 2] = r.data[i];
-    rgba[j + 3] = 255;
-  }
-  const img = new PhotonImage(rgba, r.width, r.height);
-  try {
-    return img.get_bytes();
-  } finally {
-    img.free();
-  }
 }
 
 async function preview(ds: Dataset, dir: string): Promise<void> {

@@ -149,14 +149,19 @@ export function greyScan(r: Raster, sigma = 0.7): Raster {
   return map(blur(r, sigma), (v) => 40 + (v * (230 - 40)) / 255);
 }
 
-/** Round trip through a JPEG at this quality (photon's encoder, the production decoder). */
-export async function jpegRoundTrip(r: Raster, quality: number): Promise<Raster> {
+/** The grey raster as a photon image (the caller frees it). */
+function photonOf(r: Raster): PhotonImage {
   const rgba = new Uint8Array(r.width * r.height * 4);
   for (let i = 0, j = 0; i < r.data.length; i++, j += 4) {
     rgba[j] = rgba[j + 1] = rgba[j + 2] = r.data[i];
     rgba[j + 3] = 255;
   }
-  const img = new PhotonImage(rgba, r.width, r.height);
+  return new PhotonImage(rgba, r.width, r.height);
+}
+
+/** Round trip through a JPEG at this quality (photon's encoder, the production decoder). */
+export async function jpegRoundTrip(r: Raster, quality: number): Promise<Raster> {
+  const img = photonOf(r);
   let bytes: Uint8Array;
   try {
     bytes = img.get_bytes_jpeg(quality);
@@ -164,6 +169,16 @@ export async function jpegRoundTrip(r: Raster, quality: number): Promise<Raster>
     img.free();
   }
   return decodePage(bytes, 0);
+}
+
+/** The grey raster as a PNG file (previews and diagnostics). */
+export function toPng(r: Raster): Uint8Array {
+  const img = photonOf(r);
+  try {
+    return img.get_bytes();
+  } finally {
+    img.free();
+  }
 }
 
 /**
