@@ -160,6 +160,7 @@ export function info(i: i32): i32 {
     case 5: return pre.normW;
     case 6: return pre.normH;
     case 7: return <i32>(pre.greyShare * 10000);
+    case 8: return pre.flattened ? 1 : 0;
   }
   return 0;
 }

@@ -45,6 +45,11 @@
  * writing's local centre (the ink centroid of the strips around each point, wasm/lib/features.ts
  * stripSplits) instead of the whole signature's centroid and the box's top: a signature that rises or
  * falls moves them where it moves, not everywhere.
+ *
+ * Version 13 decides whether to even out the paper under uneven light on the closed paper level itself
+ * (wasm/lib/preprocess.ts flatten), so that a shadow over a whole band of the crop is evened out rather
+ * than taken for ink. (Version 12 was taken, and given back, by E71: stored references of it must not
+ * pass for current.)
  */
 import type { Core } from "./core";
 import { BLURRED_EDGE_WIDTH, edgeWidth } from "./blur-measure";
@@ -56,7 +61,7 @@ import type { Raster } from "./types";
  * files and their models rebuilt before use; the shipped parameters are retrained (`npm run train:scoring`,
  * `npm run train:forgeability`).
  */
-export const FEATURE_VERSION = 11;
+export const FEATURE_VERSION = 13;
 
 /**
  * A crop whose grey share is at most this is bitonal. Measured on the development sets (every 23rd

@@ -30,6 +30,10 @@ const PINNED: Record<number, string> = {
   // Version 11: the orientation strips split, and the column sequence's contours measured, at the ink centroid
   // of the strips around each point (wasm/lib/features.ts stripSplits).
   11: "b6b813fd66ac06fc2dbf59a3fbbb97def2c3c0f0ad9b455d5d808d78aca8fb56",
+  // Version 13 (12 was E71's, given back): whether to even out the paper is decided on the closed paper
+  // level, not on tiles (wasm/lib/preprocess.ts flatten); of these renderings only the phone photo is
+  // evened out, and it moves.
+  13: "768eae9eb96cbc277dd808d52f123ecc316fc9a45980720544b5cc61371058da",
 };
 
 /** Four writers at several sizes (one a large crop, one small), one of them as a blurred phone photo. */

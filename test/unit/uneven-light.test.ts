@@ -73,6 +73,36 @@ describe("uneven light", () => {
     }
   });
 
+  it("evens out a shadow over a whole band of a wide bitonal crop (once taken for ink)", () => {
+    // A black-on-white signature on a wide crop, the top 90 rows in a shadow at 65% light with an 8 px
+    // penumbra. A coarse grid of tiles (two rows of them here) took the whole shaded row of tiles for ink
+    // and left the crop as it was: the shaded paper (166) then read as ink, and the box became the crop's.
+    const core = createCore(coreModule);
+    const bitonal = (writer: number): Raster => {
+      const sig = renderSignature(makeWriter(writer), { width: 700, height: 160 });
+      const W = 1000;
+      const H = 260;
+      const out = new Uint8Array(W * H).fill(255);
+      for (let y = 0; y < sig.height; y++)
+        for (let x = 0; x < sig.width; x++) out[(y + 50) * W + x + 150] = sig.data[y * sig.width + x] < 128 ? 0 : 255;
+      return { width: W, height: H, data: out };
+    };
+    for (const writer of [5, 12]) {
+      const even = bitonal(writer);
+      const clean = core.extract(even).main;
+      const shaded = {
+        ...even,
+        data: even.data.map((v, i) => Math.round(v * (1 - 0.35 * Math.min(1, Math.max(0, (90 - Math.floor(i / even.width)) / 8 + 0.5))))),
+      };
+      const lit = core.extract(shaded).main;
+      for (const k of ["x", "y", "w", "h"] as const)
+        expect(Math.abs(lit.inkBox[k] - clean.inkBox[k]), `${k} of writer ${writer}`).toBeLessThanOrEqual(6);
+      const other = core.extract(bitonal(writer + 20)).main;
+      const sum = (d: Float32Array) => d.reduce((a, v) => a + v, 0);
+      expect(sum(core.groupDistances(clean.vector, [lit.vector]))).toBeLessThan(sum(core.groupDistances(clean.vector, [other.vector])) / 3);
+    }
+  });
+
   it("rewrites no pixel of an evenly lit scan with grain, and evens out a lit one", () => {
     // The core's own exports: the crop is evened out in place, so what it holds afterwards shows whether
     // the paper was rewritten.
