@@ -214,10 +214,19 @@ export class LiveCapture extends DurableObject<Env> {
     } catch {
       // Already closed from this side.
     }
-    await this.#report();
+    await this.#settle();
   }
 
   async webSocketError(): Promise<void> {
+    await this.#settle();
+  }
+
+  /**
+   * After a socket has gone: with none left open, the pending alarm has nothing to sweep, so it is dropped
+   * rather than waking the object for nothing; then the count is reported.
+   */
+  async #settle(): Promise<void> {
+    if (this.#open().length === 0) await this.ctx.storage.deleteAlarm();
     await this.#report();
   }
 

@@ -22,6 +22,21 @@ export function liveSettings(values: Record<string, string>): () => void {
   };
 }
 
+/** Every socket opened by `openLive`, so a file can close them all before it ends. */
+const opened: { ws: WebSocket; closed: Promise<unknown> }[] = [];
+
+/**
+ * Closes every socket `openLive` opened that is still open, and waits for each close to complete (the
+ * server's close frame), so no socket handler of the live objects is still running when the file ends.
+ */
+export async function closeAllLive(): Promise<void> {
+  for (const { ws } of opened) {
+    if (ws.readyState === WebSocket.OPEN) ws.close(1000, "done");
+  }
+  await Promise.all(opened.map((o) => o.closed));
+  opened.length = 0;
+}
+
 /** GET /sig/live; the response as is (for refusals) and, on 101, the accepted socket. */
 export async function openLive(opts: { key?: string; protocols?: string; base?: string; upgrade?: boolean } = {}): Promise<LiveSocket> {
   const headers: Record<string, string> = {};
@@ -49,6 +64,7 @@ export async function openLive(opts: { key?: string; protocols?: string; base?: 
   const closed = new Promise<{ code: number; reason: string }>((resolve) => {
     ws.addEventListener("close", (e) => resolve({ code: e.code, reason: e.reason }));
   });
+  opened.push({ ws, closed });
   return {
     ws,
     response,

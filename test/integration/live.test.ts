@@ -2,11 +2,12 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { liveCapture } from "../../durable-objects/live-capture-client";
+import { INSTANCE_NAME } from "../../durable-objects/live-capture";
 import type { LiveMessage } from "../../src/domain/live";
 import { REGION_BASE, api, createOrg, mintKey, operator, type CreatedOrg } from "../helpers/tenant";
 import { enrolWriter } from "../helpers/checks";
 import { mintSession } from "../helpers/sessions";
-import { liveSettings, openLive, type LiveSocket } from "../helpers/live";
+import { closeAllLive, liveSettings, openLive, type LiveSocket } from "../helpers/live";
 import { darkFrame, emptyFrame, readyFrame } from "../helpers/frames";
 
 let org: CreatedOrg;
@@ -329,6 +330,36 @@ describe("GET /sig/live: closing rules (short timings)", () => {
       expect(await byKey.closed).toEqual({ code: 1008, reason: "key_revoked" });
     } finally {
       reset();
+    }
+  });
+});
+
+// Last in the file: it closes whatever the tests above left open, so nothing of the live objects is still
+// running when the file ends (a handler still resolving a module then fails the whole run at teardown).
+describe("GET /sig/live: after the last connection", () => {
+  it("keeps no alarm and reports no connections once every socket has closed", async () => {
+    await closeAllLive();
+    const { results } = await env.DIRECTORY.prepare("SELECT id AS org_id FROM orgs").all<{ org_id: string }>();
+    expect(results.length).toBeGreaterThan(5);
+    const instance = env.LIVE_CAPTURE.get(env.LIVE_CAPTURE.idFromName(INSTANCE_NAME));
+    const deadline = Date.now() + 5000;
+    for (;;) {
+      // The close handlers run after the client has seen the close: wait for them to have reported.
+      const states = await Promise.all(
+        results.map(({ org_id }) =>
+          runInDurableObject(liveCapture(env, org_id), async (_i, state) => ({
+            open: state.getWebSockets().filter((ws) => ws.readyState === WebSocket.OPEN).length,
+            alarm: await state.storage.getAlarm(),
+          })),
+        ),
+      );
+      const counts = await runInDurableObject(instance, (_i, state) => state.storage.get<Record<string, number>>("counts"));
+      const settled = states.every((s) => s.open === 0 && s.alarm === null) && Object.keys(counts ?? {}).length === 0;
+      if (settled) break;
+      if (Date.now() > deadline) {
+        expect({ states, counts }).toEqual({ states: states.map(() => ({ open: 0, alarm: null })), counts: {} });
+      }
+      await new Promise((r) => setTimeout(r, 50));
     }
   });
 });
