@@ -381,45 +381,125 @@ const FLAT_RADIUS: i32 = 4;
  * result), so each line is padded with values that never win and the window of 9 is built by doubling
  * (2, 4, 8, then one more): 4 comparisons per block instead of 9, and no edge test in the loops. The
  * result is the same set's extremum, so it is exactly the direct computation's.
+ *
+ * Four at a time: along a row, four neighbouring outputs of the row; along columns, one output in each of
+ * four neighbouring columns, which lie side by side in memory. f32x4.max and min are f32.max and min lane
+ * by lane, so the result is the scalar one's bit for bit; the columns past the last four take the scalar
+ * path.
  */
 function extremum(a: usize, b: usize, W: i32, H: i32, isMax: bool, horizontal: bool): void {
   // The doubling below spans 2 x 4 + 1 blocks.
   if (FLAT_RADIUS != 4) unreachable();
+  if (horizontal) {
+    extremumRows(a, b, W, H, isMax);
+    return;
+  }
   const R = FLAT_RADIUS;
-  const n = horizontal ? W : H;
-  const lines = horizontal ? H : W;
-  const step: usize = horizontal ? 4 : <usize>W << 2;
+  const len = H + 2 * R;
+  const pad = arenaAlloc(<usize>len << 4);
+  const m = arenaAlloc(<usize>len << 4);
+  const fill = f32x4.splat(isMax ? -Infinity : Infinity);
+  for (let k = 0; k < R; k++) {
+    v128.store(pad + (<usize>k << 4), fill);
+    v128.store(pad + (<usize>(H + R + k) << 4), fill);
+  }
+  const rowBytes = <usize>W << 2;
+  const whole = W & ~3;
+  for (let l = 0; l < whole; l += 4) {
+    const from = a + (<usize>l << 2);
+    const to = b + (<usize>l << 2);
+    for (let t = 0; t < H; t++) v128.store(pad + (<usize>(t + R) << 4), v128.load(from + <usize>t * rowBytes));
+    for (let i = 0; i < len - 1; i++) {
+      const p = pad + (<usize>i << 4);
+      v128.store(m + (<usize>i << 4), pick4(v128.load(p), v128.load(p, 16), isMax));
+    }
+    for (let i = 0; i < len - 3; i++) {
+      const p = m + (<usize>i << 4);
+      v128.store(p, pick4(v128.load(p), v128.load(p, 32), isMax));
+    }
+    for (let i = 0; i < len - 7; i++) {
+      const p = m + (<usize>i << 4);
+      v128.store(p, pick4(v128.load(p), v128.load(p, 64), isMax));
+    }
+    for (let t = 0; t < H; t++) {
+      v128.store(to + <usize>t * rowBytes, pick4(v128.load(m + (<usize>t << 4)), v128.load(pad + (<usize>(t + 2 * R) << 4)), isMax));
+    }
+  }
+  for (let l = whole; l < W; l++) extremumLine(a + (<usize>l << 2), b + (<usize>l << 2), H, rowBytes, isMax);
+}
+
+@inline function pick4(u: v128, v: v128, isMax: bool): v128 {
+  return isMax ? f32x4.max(u, v) : f32x4.min(u, v);
+}
+
+@inline function pick(u: f32, v: f32, isMax: bool): f32 {
+  return isMax ? max(u, v) : min(u, v);
+}
+
+/** extremum along rows: each row's values lie side by side, so each doubling step takes four at a time. */
+function extremumRows(a: usize, b: usize, W: i32, H: i32, isMax: bool): void {
+  const R = FLAT_RADIUS;
+  const len = W + 2 * R;
+  const pad = arenaAlloc(<usize>len << 2);
+  const m = arenaAlloc(<usize>len << 2);
   const fill: f32 = isMax ? -Infinity : Infinity;
+  for (let k = 0; k < R; k++) {
+    store<f32>(pad + (<usize>k << 2), fill);
+    store<f32>(pad + (<usize>(W + R + k) << 2), fill);
+  }
+  for (let l = 0; l < H; l++) {
+    const from = a + (<usize>(l * W) << 2);
+    const to = b + (<usize>(l * W) << 2);
+    memory.copy(pad + (<usize>R << 2), from, <usize>W << 2);
+    // m2[i] covers pad[i..i+1]; then in place m4[i] = pad[i..i+3], m8[i] = pad[i..i+7]. Each step reads
+    // only ahead of what it writes, and a vector is loaded before it is stored, so four at a time reads
+    // the same values as one at a time.
+    doubling(pad, m, len - 1, 1, isMax);
+    doubling(m, m, len - 3, 2, isMax);
+    doubling(m, m, len - 7, 4, isMax);
+    // Output t's window is pad[t..t+8]: m8[t] and pad[t+8].
+    let t = 0;
+    for (; t + 4 <= W; t += 4) {
+      v128.store(to + (<usize>t << 2), pick4(v128.load(m + (<usize>t << 2)), v128.load(pad + (<usize>(t + 2 * R) << 2)), isMax));
+    }
+    for (; t < W; t++) {
+      store<f32>(to + (<usize>t << 2), pick(load<f32>(m + (<usize>t << 2)), load<f32>(pad + (<usize>(t + 2 * R) << 2)), isMax));
+    }
+  }
+}
+
+/** dst[i] = extremum of src[i] and src[i + gap] for i < n, four at a time, then the rest one by one. */
+@inline function doubling(src: usize, dst: usize, n: i32, gap: i32, isMax: bool): void {
+  const off = <usize>gap << 2;
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const p = src + (<usize>i << 2);
+    v128.store(dst + (<usize>i << 2), pick4(v128.load(p), v128.load(p + off), isMax));
+  }
+  for (; i < n; i++) {
+    const p = src + (<usize>i << 2);
+    store<f32>(dst + (<usize>i << 2), pick(load<f32>(p), load<f32>(p + off), isMax));
+  }
+}
+
+/** One line of extremum, one value at a time: `n` values `step` bytes apart, from `from` into `to`. */
+function extremumLine(from: usize, to: usize, n: i32, step: usize, isMax: bool): void {
+  const R = FLAT_RADIUS;
   const len = n + 2 * R;
+  const m = arenaMark();
   const pad = arenaAlloc(<usize>len << 2);
   const m2 = arenaAlloc(<usize>len << 2);
+  const fill: f32 = isMax ? -Infinity : Infinity;
   for (let k = 0; k < R; k++) {
     store<f32>(pad + (<usize>k << 2), fill);
     store<f32>(pad + (<usize>(n + R + k) << 2), fill);
   }
-  for (let l = 0; l < lines; l++) {
-    const from = a + (horizontal ? <usize>(l * W) << 2 : <usize>l << 2);
-    const to = b + (horizontal ? <usize>(l * W) << 2 : <usize>l << 2);
-    for (let t = 0; t < n; t++) store<f32>(pad + (<usize>(t + R) << 2), load<f32>(from + <usize>t * step));
-    // m2[i] covers pad[i..i+1]; then in place m4[i] = pad[i..i+3], m8[i] = pad[i..i+7] (each reads ahead only).
-    for (let i = 0; i < len - 1; i++) {
-      const u = load<f32>(pad + (<usize>i << 2)), v = load<f32>(pad + (<usize>(i + 1) << 2));
-      store<f32>(m2 + (<usize>i << 2), isMax ? max(u, v) : min(u, v));
-    }
-    for (let i = 0; i < len - 3; i++) {
-      const u = load<f32>(m2 + (<usize>i << 2)), v = load<f32>(m2 + (<usize>(i + 2) << 2));
-      store<f32>(m2 + (<usize>i << 2), isMax ? max(u, v) : min(u, v));
-    }
-    for (let i = 0; i < len - 7; i++) {
-      const u = load<f32>(m2 + (<usize>i << 2)), v = load<f32>(m2 + (<usize>(i + 4) << 2));
-      store<f32>(m2 + (<usize>i << 2), isMax ? max(u, v) : min(u, v));
-    }
-    // Output t's window is pad[t..t+8]: m8[t] and pad[t+8].
-    for (let t = 0; t < n; t++) {
-      const u = load<f32>(m2 + (<usize>t << 2)), v = load<f32>(pad + (<usize>(t + 2 * R) << 2));
-      store<f32>(to + <usize>t * step, isMax ? max(u, v) : min(u, v));
-    }
-  }
+  for (let t = 0; t < n; t++) store<f32>(pad + (<usize>(t + R) << 2), load<f32>(from + <usize>t * step));
+  for (let i = 0; i < len - 1; i++) store<f32>(m2 + (<usize>i << 2), pick(load<f32>(pad + (<usize>i << 2)), load<f32>(pad + (<usize>(i + 1) << 2)), isMax));
+  for (let i = 0; i < len - 3; i++) store<f32>(m2 + (<usize>i << 2), pick(load<f32>(m2 + (<usize>i << 2)), load<f32>(m2 + (<usize>(i + 2) << 2)), isMax));
+  for (let i = 0; i < len - 7; i++) store<f32>(m2 + (<usize>i << 2), pick(load<f32>(m2 + (<usize>i << 2)), load<f32>(m2 + (<usize>(i + 4) << 2)), isMax));
+  for (let t = 0; t < n; t++) store<f32>(to + <usize>t * step, pick(load<f32>(m2 + (<usize>t << 2)), load<f32>(pad + (<usize>(t + 2 * R) << 2)), isMax));
+  arenaRewind(m);
 }
 
 export function preprocess(src: usize, w: i32, h: i32, hard: bool = false): bool {
