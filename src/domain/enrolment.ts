@@ -74,3 +74,40 @@ export function upgradeFailureDetail(
     ? `${what}, but the file is gone. Upload it again.`
     : `${what}, which no longer yields a usable signature (${cause.reason}: ${cause.detail}). Upload another.`;
 }
+
+/**
+ * A queued upload of a ref_id whose reference is live (spec part 3: an upload replaces that ref_id). It
+ * waits beside the live reference, which stays in the model and keeps its file until the new file is
+ * enrolled; a rejected replacement is kept here to be seen (with its reason) and the live reference stays.
+ * Stored as JSON on the reference's row.
+ */
+export interface Replacement {
+  uploadId: string;
+  fileKey: string;
+  contentType: string;
+  byteSize: number;
+  sha256: string;
+  source: ReferenceSource;
+  method: "upload" | "url";
+  sourceUrl: string | null;
+  createdAt: string;
+  status: "queued" | "rejected";
+  rejectedReason: string | null;
+  rejectedDetail: string | null;
+}
+
+/** The stored replacement, or null (none, or not one this version wrote). */
+export function parseReplacement(json: string | null | undefined): Replacement | null {
+  if (!json) return null;
+  try {
+    const r = JSON.parse(json) as Replacement;
+    return typeof r?.uploadId === "string" && typeof r.fileKey === "string" ? r : null;
+  } catch {
+    return null;
+  }
+}
+
+/** What a rejected replacement's detail adds: the reference the caller still has. */
+export function keptLiveDetail(detail: string, refId: string): string {
+  return `${detail} The reference enrolled before under ${refId} stays live.`;
+}

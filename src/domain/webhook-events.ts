@@ -46,7 +46,11 @@ const JobEventData = z.object({
 const ReferenceEventData = z.object({
   subject_reference: z.string(),
   ref_id: z.string(),
-  status: z.enum(["enrolled", "rejected"]),
+  status: z.enum(["enrolled", "rejected"]).meta({
+    description:
+      "The queued upload's outcome. A rejected upload that was to replace a live reference leaves that reference live " +
+      "(the subject view shows it with the rejected upload as `replacement`)",
+  }),
   source: z.string(),
   rejected_reason: z.string().nullable(),
   rejected_detail: z.string().nullable(),

@@ -3,7 +3,14 @@
  * to three within the request, stores originals in R2 and rows in D1 atomically, queues the rest, and
  * rebuilds the subject's reference model whenever its live references change.
  */
-import { splitSyncAndQueued, type ReferenceOutcome, type ReferenceSource } from "../domain/enrolment";
+import {
+  keptLiveDetail,
+  parseReplacement,
+  splitSyncAndQueued,
+  type ReferenceOutcome,
+  type ReferenceSource,
+  type Replacement,
+} from "../domain/enrolment";
 import type { RegionStore } from "../domain/tenancy";
 import { newId } from "../domain/ids";
 import { ProblemError, fieldName } from "../http/problem";
@@ -114,7 +121,8 @@ export async function enrolUploads(
     const key = referenceFileKey(orgId, subjectReference, u.refId, uploadId);
     files.push({ key, bytes: u.bytes, contentType: MEDIA_TYPES[format] ?? u.contentType });
     const prior = existing.get(u.refId);
-    if (prior) superseded.push(prior.fileKey);
+    // The newer upload wins over a replacement still queued (its row is written without one).
+    if (prior) superseded.push(prior.fileKey, ...pendingFile(prior));
     rows.push({
       ...baseRow(orgId, subjectReference, u, uploadId, key, format, await sha256Hex(u.bytes), nowTime),
       status: "enrolled",
@@ -135,15 +143,41 @@ export async function enrolUploads(
     });
   }
 
-  // 3. The rest are stored as queued and enrolled by the enrolment queue's consumer.
+  // 3. The rest are stored as queued and enrolled by the enrolment queue's consumer. One that replaces a
+  // live reference waits beside it (Replacement): until the consumer has enrolled the new file, the live
+  // reference stays in the model, and a rejected file leaves it as it was, as in the request.
   const messages: EnrolMessage[] = [];
+  const replacements: { refId: string; replacement: Replacement }[] = [];
   for (const { u, format } of queued) {
     const uploadId = newId("upl");
     const key = referenceFileKey(orgId, subjectReference, u.refId, uploadId);
-    files.push({ key, bytes: u.bytes, contentType: MEDIA_TYPES[format] ?? u.contentType });
+    const contentType = MEDIA_TYPES[format] ?? u.contentType;
+    const sha256 = await sha256Hex(u.bytes);
+    files.push({ key, bytes: u.bytes, contentType });
     const prior = existing.get(u.refId);
-    if (prior) superseded.push(prior.fileKey);
-    rows.push({ ...baseRow(orgId, subjectReference, u, uploadId, key, format, await sha256Hex(u.bytes), nowTime), status: "queued" });
+    if (prior?.status === "enrolled") {
+      superseded.push(...pendingFile(prior));
+      replacements.push({
+        refId: u.refId,
+        replacement: {
+          uploadId,
+          fileKey: key,
+          contentType,
+          byteSize: u.bytes.byteLength,
+          sha256,
+          source: u.source,
+          method: u.method,
+          sourceUrl: u.sourceUrl ?? null,
+          createdAt: nowTime,
+          status: "queued",
+          rejectedReason: null,
+          rejectedDetail: null,
+        },
+      });
+    } else {
+      if (prior) superseded.push(prior.fileKey, ...pendingFile(prior));
+      rows.push({ ...baseRow(orgId, subjectReference, u, uploadId, key, format, sha256, nowTime), status: "queued" });
+    }
     messages.push({ kind: "enrol", orgId, region: deps.store.name, subjectReference, refId: u.refId, uploadId });
     outcomes.push({ ref_id: u.refId, status: "queued", source: u.source });
   }
@@ -154,7 +188,11 @@ export async function enrolUploads(
       await deps.store.files.put(f.key, f.bytes, { httpMetadata: { contentType: f.contentType } });
       written.push(f.key);
     }
-    await repo.batch([repo.touchStatement(orgId, subjectReference, nowTime), ...rows.map((r) => repo.upsertReferenceStatement(r))]);
+    await repo.batch([
+      repo.touchStatement(orgId, subjectReference, nowTime),
+      ...rows.map((r) => repo.upsertReferenceStatement(r)),
+      ...replacements.map((r) => repo.setReplacementStatement(orgId, subjectReference, r.refId, JSON.stringify(r.replacement))),
+    ]);
   } catch (err) {
     if (written.length > 0) await deps.store.files.delete(written).catch(() => {});
     throw new ProblemError("unavailable", "The references could not be stored; nothing was changed. Retry the request.", {
@@ -172,8 +210,11 @@ export async function enrolUploads(
       await repo.batch([
         repo.touchStatement(orgId, subjectReference, nowTime),
         ...queuedRows.map((r) => repo.deleteReferenceStatement(orgId, subjectReference, r.refId)),
+        ...replacements.map((r) => repo.clearReplacementStatement(orgId, subjectReference, r.refId, r.replacement.uploadId)),
       ]);
-      await deps.store.files.delete(queuedRows.map((r) => r.fileKey)).catch(() => {});
+      await deps.store.files
+        .delete([...queuedRows.map((r) => r.fileKey), ...replacements.map((r) => r.replacement.fileKey)])
+        .catch(() => {});
       throw new ProblemError("unavailable", "The enrolment queue is unavailable; the queued references were not kept. Retry them.", {
         headers: { "Retry-After": "5" },
       });
@@ -220,7 +261,14 @@ function baseRow(
     uploadId,
     createdAt: now,
     enrolledAt: null,
+    replacement: null,
   };
+}
+
+/** The file of a replacement still waiting beside a reference, which a newer upload supersedes. */
+function pendingFile(row: ReferenceRow): string[] {
+  const pending = parseReplacement(row.replacement);
+  return pending ? [pending.fileKey] : [];
 }
 
 /**
@@ -309,23 +357,20 @@ export async function enrolQueued(
 ): Promise<"enrolled" | "rejected" | "superseded"> {
   const repo = subjectsRepo(deps.store.db);
   const row = await repo.reference(msg.orgId, msg.subjectReference, msg.refId);
-  // Deleted, or replaced by a newer upload.
-  if (!row || row.uploadId !== msg.uploadId) return "superseded";
+  if (!row) return "superseded";
+  if (row.uploadId !== msg.uploadId) {
+    // Waiting beside a live reference, or replaced by a newer upload, or deleted with it.
+    const pending = parseReplacement(row.replacement);
+    if (pending?.uploadId !== msg.uploadId) return "superseded";
+    return enrolReplacement(deps, msg, row, pending);
+  }
   if (row.status !== "queued") {
     // An earlier delivery processed it, and may have died before rebuilding the model.
     await ensureModelCurrent(deps, msg.orgId, msg.subjectReference);
     return row.status === "enrolled" ? "enrolled" : "rejected";
   }
-  const object = await deps.store.files.get(row.fileKey);
-  if (!object) return "superseded";
-  const bytes = new Uint8Array(await object.arrayBuffer());
-  let result;
-  try {
-    result = await deps.engine.enrolReference(bytes);
-  } catch (err) {
-    if (!isVerifyError(err)) throw err;
-    result = { ok: false as const, reason: err.code as never, detail: err.message };
-  }
+  const result = await enrolStored(deps, row.fileKey);
+  if (!result) return "superseded";
   const now = new Date().toISOString();
   const updated: ReferenceRow = result.ok
     ? {
@@ -371,11 +416,143 @@ export async function enrolQueued(
   return "enrolled";
 }
 
+/** The enrolment of a stored upload's file; null when the file is gone (deleted meanwhile). */
+async function enrolStored(deps: Pick<EnrolDeps, "store" | "engine">, fileKey: string) {
+  const object = await deps.store.files.get(fileKey);
+  if (!object) return null;
+  const bytes = new Uint8Array(await object.arrayBuffer());
+  try {
+    return await deps.engine.enrolReference(bytes);
+  } catch (err) {
+    if (!isVerifyError(err)) throw err;
+    return { ok: false as const, reason: err.code as never, detail: err.message };
+  }
+}
+
+/**
+ * Enrols a queued upload waiting beside the live reference of its ref_id. Enrolled, it takes the live
+ * reference's place in one guarded update (the old file is deleted after); rejected, it stays recorded as a
+ * rejected replacement and the live reference is left as it was.
+ */
+async function enrolReplacement(
+  deps: Pick<EnrolDeps, "store" | "engine">,
+  msg: EnrolMessage,
+  row: ReferenceRow,
+  pending: Replacement,
+): Promise<"enrolled" | "rejected" | "superseded"> {
+  // An earlier delivery rejected it (an enrolled one is no longer a replacement).
+  if (pending.status !== "queued") return "rejected";
+  const result = await enrolStored(deps, pending.fileKey);
+  if (!result) return "superseded";
+  const now = new Date().toISOString();
+  if (!result.ok) {
+    return (await rejectReplacement(deps.store, msg, pending, result.reason, result.detail)) ? "rejected" : "superseded";
+  }
+  const updated: ReferenceRow = {
+    ...row,
+    source: pending.source,
+    status: "enrolled",
+    rejectedReason: null,
+    rejectedDetail: null,
+    method: pending.method,
+    sourceUrl: pending.sourceUrl,
+    fileKey: pending.fileKey,
+    contentType: pending.contentType,
+    byteSize: pending.byteSize,
+    sha256: pending.sha256,
+    page: result.page,
+    box: JSON.stringify(result.box),
+    quality: JSON.stringify(result.quality),
+    features: JSON.stringify(result.features),
+    outlier: 0,
+    uploadId: pending.uploadId,
+    createdAt: pending.createdAt,
+    enrolledAt: now,
+    replacement: null,
+  };
+  // Guarded on both uploads: the live one it replaces and its own, so a newer upload or a delete that landed
+  // meanwhile wins. The revision bump is in the same transaction, so the model is known to be stale.
+  const swap = deps.store.db
+    .prepare(
+      "UPDATE subject_references SET source = ?, status = 'enrolled', rejected_reason = NULL, rejected_detail = NULL, method = ?, source_url = ?, file_key = ?, content_type = ?, byte_size = ?, sha256 = ?, page = ?, box = ?, quality = ?, features = ?, outlier = 0, upload_id = ?, created_at = ?, enrolled_at = ?, replacement = NULL WHERE org_id = ? AND subject_reference = ? AND ref_id = ? AND upload_id = ? AND json_extract(replacement, '$.uploadId') = ?",
+    )
+    .bind(
+      updated.source,
+      updated.method,
+      updated.sourceUrl,
+      updated.fileKey,
+      updated.contentType,
+      updated.byteSize,
+      updated.sha256,
+      updated.page,
+      updated.box,
+      updated.quality,
+      updated.features,
+      updated.uploadId,
+      updated.createdAt,
+      updated.enrolledAt,
+      msg.orgId,
+      msg.subjectReference,
+      msg.refId,
+      row.uploadId,
+      msg.uploadId,
+    );
+  const touch = deps.store.db
+    .prepare("UPDATE subjects SET updated_at = ?, refs_revision = refs_revision + 1 WHERE org_id = ? AND subject_reference = ?")
+    .bind(now, msg.orgId, msg.subjectReference);
+  const [res] = await deps.store.db.batch([swap, touch]);
+  if (res.meta.changes === 0) return "superseded";
+  await deps.store.files.delete(row.fileKey);
+  await rebuildModel(deps, msg.orgId, msg.subjectReference);
+  return "enrolled";
+}
+
+/**
+ * Records a queued replacement as rejected (guarded: still this upload's, still queued) and deletes its
+ * file, as a rejected queued reference's is. The live reference is not touched. False when superseded.
+ */
+async function rejectReplacement(
+  store: RegionStore,
+  msg: EnrolMessage,
+  pending: Replacement,
+  reason: string,
+  detail: string,
+): Promise<boolean> {
+  const rejected: Replacement = {
+    ...pending,
+    status: "rejected",
+    rejectedReason: reason,
+    rejectedDetail: keptLiveDetail(detail, msg.refId),
+  };
+  const res = await store.db
+    .prepare(
+      "UPDATE subject_references SET replacement = ? WHERE org_id = ? AND subject_reference = ? AND ref_id = ? AND json_extract(replacement, '$.uploadId') = ? AND json_extract(replacement, '$.status') = 'queued'",
+    )
+    .bind(JSON.stringify(rejected), msg.orgId, msg.subjectReference, msg.refId, msg.uploadId)
+    .run();
+  if (res.meta.changes === 0) return false;
+  await store.files.delete(pending.fileKey);
+  return true;
+}
+
 /** Marks a queued upload whose messages were dead-lettered as rejected, so it never waits forever. */
 export async function failQueued(store: RegionStore, msg: EnrolMessage): Promise<void> {
   const repo = subjectsRepo(store.db);
   const row = await repo.reference(msg.orgId, msg.subjectReference, msg.refId);
-  if (!row || row.uploadId !== msg.uploadId || row.status !== "queued") return;
+  if (!row) return;
+  const pending = parseReplacement(row.replacement);
+  if (row.uploadId !== msg.uploadId && pending?.uploadId === msg.uploadId && pending.status === "queued") {
+    // A replacement: the live reference stays; the replacement is recorded as rejected.
+    await rejectReplacement(
+      store,
+      msg,
+      pending,
+      "processing_failed",
+      "The reference could not be enrolled after repeated attempts; upload it again.",
+    );
+    return;
+  }
+  if (row.uploadId !== msg.uploadId || row.status !== "queued") return;
   const res = await store.db
     .prepare(
       "UPDATE subject_references SET status = 'rejected', rejected_reason = 'processing_failed', rejected_detail = ? WHERE org_id = ? AND subject_reference = ? AND ref_id = ? AND upload_id = ? AND status = 'queued'",
@@ -420,7 +597,8 @@ export async function deleteReference(
     repo.deleteReferenceStatement(orgId, subjectReference, refId),
     repo.touchStatement(orgId, subjectReference, new Date().toISOString()),
   ]);
-  await deps.store.files.delete(row.fileKey);
+  // With a replacement still waiting beside it: its message then finds no row and does nothing.
+  await deps.store.files.delete([row.fileKey, ...pendingFile(row)]);
   await rebuildModel(deps, orgId, subjectReference);
   return "deleted";
 }

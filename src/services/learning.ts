@@ -398,6 +398,7 @@ export async function learnConfirmed(deps: LearningDeps, msg: LearnMessage): Pro
     status: "enrolled",
     rejectedReason: null,
     rejectedDetail: null,
+    replacement: null,
     method: "learned",
     sourceUrl: null,
     fileKey,

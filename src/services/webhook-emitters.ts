@@ -10,6 +10,7 @@ import type { Org, RegionStore } from "../domain/tenancy";
 import { hostOfRegion } from "../http/region";
 import { deterministicEventId } from "../domain/webhook-events";
 import type { JobStatus } from "../domain/job";
+import { parseReplacement } from "../domain/enrolment";
 import { subjectsRepo } from "../storage/subjects";
 import type { EndpointRow } from "../storage/webhooks";
 import { renderResult, type StoredResult } from "./check-results";
@@ -92,7 +93,27 @@ export async function emitJobFinished(deps: EmitDeps, job: FinishedJob): Promise
 /** `reference.enrolled` or `reference.rejected` for a queued upload that has its outcome. */
 export async function emitQueuedReference(deps: EmitDeps, subjectReference: string, refId: string, uploadId: string): Promise<void> {
   const row = await subjectsRepo(deps.store.db).reference(deps.org.id, subjectReference, refId);
-  if (!row || row.uploadId !== uploadId || (row.status !== "enrolled" && row.status !== "rejected")) return;
+  if (!row) return;
+  const pending = parseReplacement(row.replacement);
+  if (row.uploadId !== uploadId && pending?.uploadId === uploadId && pending.status === "rejected") {
+    // A rejected replacement of a live reference (which stays): the upload's own outcome.
+    const id = await deterministicEventId(deps.org.id, "reference.rejected", `${subjectReference}/${refId}/${uploadId}`);
+    await publishEvent(deps, "sig", {
+      id,
+      type: "reference.rejected",
+      data: {
+        subject_reference: subjectReference,
+        ref_id: refId,
+        status: "rejected",
+        source: pending.source,
+        rejected_reason: pending.rejectedReason,
+        rejected_detail: pending.rejectedDetail,
+        at: new Date().toISOString(),
+      },
+    });
+    return;
+  }
+  if (row.uploadId !== uploadId || (row.status !== "enrolled" && row.status !== "rejected")) return;
   const type = row.status === "enrolled" ? "reference.enrolled" : "reference.rejected";
   const id = await deterministicEventId(deps.org.id, type, `${subjectReference}/${refId}/${uploadId}`);
   await publishEvent(deps, "sig", {

@@ -90,6 +90,28 @@ export function subjectsRepo(d1: D1Database) {
         });
     },
 
+    /** Records a queued upload (JSON) beside the live reference of its ref_id, replacing an earlier one. */
+    setReplacementStatement(orgId: string, subjectReference: string, refId: string, replacement: string) {
+      return db
+        .update(subjectReferences)
+        .set({ replacement })
+        .where(and(refScope(orgId, subjectReference), eq(subjectReferences.refId, refId)));
+    },
+
+    /** Takes back the replacement of one upload (guarded on its id, so a newer one is left alone). */
+    clearReplacementStatement(orgId: string, subjectReference: string, refId: string, uploadId: string) {
+      return db
+        .update(subjectReferences)
+        .set({ replacement: null })
+        .where(
+          and(
+            refScope(orgId, subjectReference),
+            eq(subjectReferences.refId, refId),
+            sql`json_extract(${subjectReferences.replacement}, '$.uploadId') = ${uploadId}`,
+          ),
+        );
+    },
+
     deleteReferenceStatement(orgId: string, subjectReference: string, refId: string) {
       return db.delete(subjectReferences).where(and(refScope(orgId, subjectReference), eq(subjectReferences.refId, refId)));
     },

@@ -24,6 +24,7 @@ interface Reference {
   provenance: { method: string; source_url: string | null };
   file: { sha256: string };
   image_url: string;
+  replacement: { status: string; rejected_reason: string | null; rejected_detail: string | null; file: { sha256: string } } | null;
 }
 interface SubjectView {
   subject_reference: string;
@@ -123,6 +124,79 @@ describe("PUT /sig/subjects/{s}/references (multipart)", () => {
     const outcome = ((await res.json()) as ReferencesResult).references[0];
     expect(outcome).toMatchObject({ ref_id: "d1", status: "rejected", reason: "no_signature" });
     expect((await subject("dave")).references[0].status).toBe("enrolled");
+  });
+
+  it("keeps a live reference while a queued upload of its ref_id waits, and when the queue rejects that upload", async () => {
+    expect((await put("rhea", referencesForm({ k1: signaturePng(30, 0) }))).status).toBe(200);
+    const live = (await subject("rhea")).references[0];
+    const { encodePng, blankPage } = await import("../fixtures/generator");
+    const blank = encodePng(blankPage(600, 200));
+    const blankSha = [...new Uint8Array(await crypto.subtle.digest("SHA-256", blank))].map((b) => b.toString(16).padStart(2, "0")).join("");
+    // The 4th file of a PUT is queued: k1's new file goes to the enrolment queue.
+    const res = await put("rhea", referencesForm({ r1: signaturePng(30, 1), r2: signaturePng(30, 2), r3: signaturePng(30, 3), k1: blank }));
+    expect(res.status).toBe(202);
+    expect(((await res.json()) as ReferencesResult).references.find((r) => r.ref_id === "k1")).toMatchObject({ status: "queued" });
+    // Queued or already rejected, the live reference is the one enrolled before, in the model and counted.
+    const waiting = (await subject("rhea")).references.find((r) => r.ref_id === "k1")!;
+    expect(waiting).toMatchObject({ status: "enrolled", file: { sha256: live.file.sha256 } });
+    expect(waiting.replacement).toMatchObject({ file: { sha256: blankSha } });
+
+    const view = await until(
+      () => subject("rhea"),
+      (v) => v.references.find((r) => r.ref_id === "k1")!.replacement?.status === "rejected",
+      { what: "the queued replacement to be rejected" },
+    );
+    const k1 = view.references.find((r) => r.ref_id === "k1")!;
+    expect(k1).toMatchObject({ status: "enrolled", file: { sha256: live.file.sha256 } });
+    expect(k1.replacement).toMatchObject({ status: "rejected", rejected_reason: "no_signature" });
+    expect(k1.replacement!.rejected_detail).toMatch(/stays live/);
+    expect(view.reference_counts.anchors).toBe(4);
+    // Its file is still there (the rejected upload's is deleted), and it still answers as an image.
+    expect(await r2Keys(`orgs/${org.orgId}/subjects/rhea/refs/k1/`)).toHaveLength(1);
+    expect((await api("/sig/subjects/rhea/references/k1/image", { key: org.apiKey })).status).toBe(200);
+  });
+
+  it("lets a queued upload of a live ref_id take its place once the queue enrols it, and deletes the old file", async () => {
+    expect((await put("rory", referencesForm({ k1: signaturePng(31, 0) }))).status).toBe(200);
+    const before = (await subject("rory")).references[0].file.sha256;
+    const res = await put(
+      "rory",
+      referencesForm({ r1: signaturePng(31, 1), r2: signaturePng(31, 2), r3: signaturePng(31, 3), k1: signaturePng(31, 4) }),
+    );
+    expect(res.status).toBe(202);
+    const view = await until(
+      () => subject("rory"),
+      (v) => v.references.find((r) => r.ref_id === "k1")!.file.sha256 !== before,
+      { what: "the queued replacement to be enrolled" },
+    );
+    expect(view.references.find((r) => r.ref_id === "k1")).toMatchObject({ status: "enrolled", replacement: null });
+    expect(view.reference_counts.anchors).toBe(4);
+    expect(await r2Keys(`orgs/${org.orgId}/subjects/rory/refs/k1/`)).toHaveLength(1);
+  });
+
+  it("drops a queued replacement when a later upload of the ref_id is enrolled in its request", async () => {
+    expect((await put("rose", referencesForm({ k1: signaturePng(32, 0) }))).status).toBe(200);
+    const { encodePng, blankPage } = await import("../fixtures/generator");
+    const res = await put(
+      "rose",
+      referencesForm({ r1: signaturePng(32, 1), r2: signaturePng(32, 2), r3: signaturePng(32, 3), k1: encodePng(blankPage(600, 200)) }),
+    );
+    expect(res.status).toBe(202);
+    expect((await put("rose", referencesForm({ k1: signaturePng(32, 5) }))).status).toBe(200);
+    const latest = (await subject("rose")).references.find((r) => r.ref_id === "k1")!;
+    expect(latest).toMatchObject({ status: "enrolled", replacement: null });
+    // Once the queue has handled the other files, the superseded upload has changed nothing.
+    const view = await until(
+      () => subject("rose"),
+      (v) => v.reference_counts.anchors >= 4,
+      { what: "the queued references to be enrolled" },
+    );
+    expect(view.references.find((r) => r.ref_id === "k1")).toMatchObject({
+      status: "enrolled",
+      replacement: null,
+      file: { sha256: latest.file.sha256 },
+    });
+    expect(await r2Keys(`orgs/${org.orgId}/subjects/rose/refs/k1/`)).toHaveLength(1);
   });
 
   it.each([".hidden", "learned-x", "a b", "x".repeat(129)])("refuses the ref_id %j with 400", async (refId) => {

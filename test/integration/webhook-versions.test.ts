@@ -158,6 +158,35 @@ describe("queued enrolments", () => {
     expect(byRef.r4).toMatchObject({ type: "reference.rejected", data: { subject_reference: "carol", status: "rejected" } });
     expect(got.every((g) => g.verified[0])).toBe(true);
   });
+
+  it("sends reference.rejected for a queued upload that was to replace a live reference, which stays", async () => {
+    const org = await createOrg();
+    const first = await api("/sig/subjects/dina/references", {
+      method: "PUT",
+      key: org.apiKey,
+      body: referencesForm({ k1: signaturePng(22, 0) }),
+    });
+    expect(first.status).toBe(200);
+    const { path } = await hook(org, ["reference.enrolled", "reference.rejected"]);
+    const files: Record<string, Uint8Array> = {
+      r0: signaturePng(22, 1),
+      r1: signaturePng(22, 2),
+      r2: signaturePng(22, 3),
+      k1: encodePng(blankPage(600, 300)),
+    };
+    const res = await api("/sig/subjects/dina/references", { method: "PUT", key: org.apiKey, body: referencesForm(files) });
+    expect(res.status).toBe(202);
+    const [got] = await waitForWebhooks(path, (g) => g.length === 1);
+    expect(got.body).toMatchObject({
+      type: "reference.rejected",
+      data: { subject_reference: "dina", ref_id: "k1", status: "rejected", rejected_reason: "no_signature" },
+    });
+    expect((got.body!.data as { rejected_detail: string }).rejected_detail).toMatch(/stays live/);
+    const view = (await (await api("/sig/subjects/dina", { key: org.apiKey })).json()) as {
+      references: { ref_id: string; status: string }[];
+    };
+    expect(view.references.find((r) => r.ref_id === "k1")!.status).toBe("enrolled");
+  });
 });
 
 describe("address checks at every delivery", () => {

@@ -81,6 +81,24 @@ export const ReferenceRecord = z
     file: z.object({ content_type: z.string(), byte_size: z.number().int(), sha256: z.string() }),
     signature: z.object({ page: z.number().int(), box: BoxSchema, quality: z.number().nullable() }).nullable(),
     image_url: z.string(),
+    replacement: z
+      .object({
+        status: z.enum(["queued", "rejected"]).openapi({
+          description: "queued: waiting for the enrolment queue; rejected: not enrolled (see rejected_reason), the reference above stays",
+        }),
+        source: z.enum(REFERENCE_SOURCES),
+        rejected_reason: z.string().nullable().openapi({ description: "rejected: as the reference's rejected_reason" }),
+        rejected_detail: z.string().nullable(),
+        uploaded_at: z.string(),
+        file: z.object({ content_type: z.string(), byte_size: z.number().int(), sha256: z.string() }),
+      })
+      .nullable()
+      .openapi({
+        description:
+          "A later upload of this ref_id that was queued (the 4th file of a PUT onwards) while the reference was live. The live " +
+          "reference stays in use until the upload is enrolled, and then gives way to it; a rejected upload leaves it as it was " +
+          "(as a rejected upload in the request does) and is shown here until the next upload or delete of the ref_id. null when none",
+      }),
   })
   .openapi("ReferenceRecord");
 

@@ -9,7 +9,7 @@ import { subjectsRepo } from "../../storage/subjects";
 import { reviewsRepo, type ReviewRow } from "../../storage/reviews";
 import { renderReview } from "../../services/learning";
 import type { ReferenceRow, SubjectRow } from "../../storage/schema/subjects";
-import type { ReferenceSource } from "../../domain/enrolment";
+import { parseReplacement, type ReferenceSource } from "../../domain/enrolment";
 import { recordAudit } from "../../storage/audit";
 import { recentChecksOf } from "../../services/subject-checks";
 import { parseForgeability } from "../../services/forgeability";
@@ -107,6 +107,20 @@ function referenceRecord(r: ReferenceRow, base: string, review?: ReviewRow) {
         ? { page: r.page, box: JSON.parse(r.box), quality: r.quality ? (JSON.parse(r.quality).score ?? null) : null }
         : null,
     image_url: `${base}/sig/subjects/${r.subjectReference}/references/${r.refId}/image`,
+    replacement: replacementRecord(r),
+  };
+}
+
+function replacementRecord(r: ReferenceRow) {
+  const p = parseReplacement(r.replacement);
+  if (!p) return null;
+  return {
+    status: p.status,
+    source: p.source,
+    rejected_reason: p.rejectedReason,
+    rejected_detail: p.rejectedDetail,
+    uploaded_at: p.createdAt,
+    file: { content_type: p.contentType, byte_size: p.byteSize, sha256: p.sha256 },
   };
 }
 

@@ -1,6 +1,6 @@
 import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
-/** Mirrors migrations/region/0003_subjects.sql and 0009_forgeability.sql. */
+/** Mirrors migrations/region/0003_subjects.sql, 0009_forgeability.sql and 0014_reference_replacement.sql. */
 export const subjects = sqliteTable(
   "subjects",
   {
@@ -46,6 +46,8 @@ export const subjectReferences = sqliteTable(
     uploadId: text("upload_id").notNull(),
     createdAt: text("created_at").notNull(),
     enrolledAt: text("enrolled_at"),
+    /** A queued upload replacing this live reference (JSON, services/enrolment.ts Replacement); 0014. */
+    replacement: text("replacement"),
   },
   (t) => [primaryKey({ columns: [t.orgId, t.subjectReference, t.refId] })],
 );
