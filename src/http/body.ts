@@ -56,6 +56,9 @@ export function bodyLimits(options: BodyLimitOptions = {}): MiddlewareHandler<Ap
     // A GET or HEAD may arrive with a body, which no route reads: the runtime discards it, and a Request
     // of those methods cannot be built with one (that threw, and every such request got a 500).
     if (source === null || c.req.method === "GET" || c.req.method === "HEAD") return next();
+    // Past the service's own maximum a body is refused at once, before the caller is known, as a front
+    // proxy would: it is a bound of the transport, not a rule of a route. A route's tighter limit and its
+    // media types are checked after authentication (bodyRules).
     const length = declaredLength(c);
     if (length !== null && length > maxBytes) throw tooLarge(maxBytes);
 
@@ -195,8 +198,8 @@ export function bodyRules(config: RouteConfig): { before: MiddlewareHandler<AppE
   const maxBody = (config as { "x-max-body"?: number })["x-max-body"];
   if (types.length === 0 && maxBody === undefined) return { before: [], after: [] };
 
-  // Size and type are checked before authentication: they need no identity and spare reading a body
-  // that will be refused anyway.
+  // Size and type are checked once the caller is authenticated and allowed (pipeline.ts), before anything
+  // reads the body: a caller without a credential gets 401, not a lesson on the body.
   const before: MiddlewareHandler<AppEnv> = async (c, next) => {
     if (maxBody !== undefined) tightenBodyLimit(c, maxBody);
     if (optional && !hasBody(c) && c.req.header("Content-Type") !== undefined) {

@@ -45,7 +45,7 @@ export function defineRoute<R extends RouteConfig>(rules: RouteRules, config: R)
   const body = bodyRules(config);
   const route = createRoute({
     ...config,
-    middleware: [...body.before, ...pipelineFor(resolved), ...body.after] as never,
+    middleware: [...pipelineFor(resolved, body.before), ...body.after] as never,
     "x-permission": resolved.permission,
     "x-credentials": resolved.credentials,
     "x-rate-limit": resolved.rate,

@@ -133,7 +133,7 @@ describe("PUT /sig/subjects/{s}/references (multipart)", () => {
     const blank = encodePng(blankPage(600, 200));
     const blankSha = [...new Uint8Array(await crypto.subtle.digest("SHA-256", blank))].map((b) => b.toString(16).padStart(2, "0")).join("");
     // The 4th file of a PUT is queued: k1's new file goes to the enrolment queue.
-    const res = await put("rhea", referencesForm({ r1: signaturePng(30, 1), r2: signaturePng(30, 2), r3: signaturePng(30, 3), k1: blank }));
+    const res = await put("rhea", referencesForm({ q1: signaturePng(30, 1), q2: signaturePng(30, 2), q3: signaturePng(30, 3), k1: blank }));
     expect(res.status).toBe(202);
     expect(((await res.json()) as ReferencesResult).references.find((r) => r.ref_id === "k1")).toMatchObject({ status: "queued" });
     // Queued or already rejected, the live reference is the one enrolled before, in the model and counted.
@@ -161,7 +161,7 @@ describe("PUT /sig/subjects/{s}/references (multipart)", () => {
     const before = (await subject("rory")).references[0].file.sha256;
     const res = await put(
       "rory",
-      referencesForm({ r1: signaturePng(31, 1), r2: signaturePng(31, 2), r3: signaturePng(31, 3), k1: signaturePng(31, 4) }),
+      referencesForm({ q1: signaturePng(31, 1), q2: signaturePng(31, 2), q3: signaturePng(31, 3), k1: signaturePng(31, 4) }),
     );
     expect(res.status).toBe(202);
     const view = await until(
@@ -179,7 +179,7 @@ describe("PUT /sig/subjects/{s}/references (multipart)", () => {
     const { encodePng, blankPage } = await import("../fixtures/generator");
     const res = await put(
       "rose",
-      referencesForm({ r1: signaturePng(32, 1), r2: signaturePng(32, 2), r3: signaturePng(32, 3), k1: encodePng(blankPage(600, 200)) }),
+      referencesForm({ q1: signaturePng(32, 1), q2: signaturePng(32, 2), q3: signaturePng(32, 3), k1: encodePng(blankPage(600, 200)) }),
     );
     expect(res.status).toBe(202);
     expect((await put("rose", referencesForm({ k1: signaturePng(32, 5) }))).status).toBe(200);
