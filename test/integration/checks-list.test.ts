@@ -89,6 +89,23 @@ describe("GET /sig/checks", () => {
     expect([...p1.items, ...p2.items].map((i) => i.check_id)).toEqual(items.items.map((i) => i.check_id));
   });
 
+  it("bounds created_at exactly at any precision, and reads lower-case and leap-second date-times", async () => {
+    const job = (await (await api("/sig/checks/list-b", { key: org.apiKey })).json()) as { created_at: string };
+    const at = job.created_at; // to the millisecond, e.g. ...22.504Z
+    const sub = (digits: string) => at.replace("Z", `${digits}Z`);
+    const ids = async (query: string) => (await get<JobList>(`?view=jobs&${query}`)).jobs.map((j) => j.job_id);
+    // since is inclusive: 504 is not at or after 504.1; until is exclusive: 504 is before 504.999.
+    expect(await ids(`since=${sub("1")}`)).not.toContain("list-b");
+    expect(await ids(`since=${at}`)).toContain("list-b");
+    expect(await ids(`until=${sub("999")}`)).toContain("list-b");
+    expect(await ids(`until=${at}`)).not.toContain("list-b");
+    expect(await ids(`since=${at.toLowerCase()}`)).toContain("list-b");
+    expect(await ids("until=2016-12-31T23:59:60Z")).toEqual([]);
+    const bad = await api("/sig/checks?since=2026-02-30T00:00:00Z", { key: org.apiKey });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { errors: { field: string }[] }).errors[0].field).toBe("query.since");
+  });
+
   it("summarises decisions (ERROR for none) and the processes seen", async () => {
     const s = await get<{ decisions: Record<string, number>; total: number; processes: string[] }>("?view=summary");
     expect(s.total).toBe(4);

@@ -49,6 +49,21 @@ function streamed(idem: string, writer: number, variant: number) {
 }
 
 describe("streamed checks", () => {
+  it("answers JSON, and keeps the key replayable, when Accept refuses the stream (q=0) or prefers JSON", async () => {
+    for (const [idem, accept] of [
+      ["no-stream-1", "text/event-stream;q=0, application/json"],
+      ["no-stream-2", "text/event-stream;q=0.5, application/json"],
+    ]) {
+      const form = () => checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(WRITER, 6) });
+      const res = await postCheck(org.apiKey, form(), { idem, accept });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("Content-Type")).toContain("application/json");
+      const again = await postCheck(org.apiKey, form(), { idem, accept });
+      expect(again.status).toBe(200);
+      expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    }
+  });
+
   it("sends received, quality, located, comparing and decision in order, with keep-alive comments", async () => {
     settings.CHECK_KEEPALIVE_MS = "15";
     let records: SseRecord[];

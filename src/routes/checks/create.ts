@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { wantsEventStream } from "../../http/accept";
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { App } from "../../app";
@@ -38,7 +39,7 @@ const createCheck = defineRoute(
     description:
       "One item of at most 10 pages is checked within the request (200 CheckResult) within its 30 s budget; 503 busy or 504 timeout " +
       "(with job_id and status_url) when it cannot be, and the job goes on through the queue. Anything larger is queued: 202. " +
-      "`Accept: text/event-stream` with exactly one item streams `received`, `quality`, `located`, `comparing`, then `decision` " +
+      "`Accept: text/event-stream` (named with a quality above 0 and at least that of JSON; `q=0` refuses it) with exactly one item streams `received`, `quality`, `located`, `comparing`, then `decision` " +
       "or `error`, with a `: keep-alive` comment every 10 s; its Idempotency-Key is not replayable (409 idempotency_not_replayable). " +
       "job_id is request.job_id, else the Idempotency-Key (which must then be a valid identifier). " +
       `Each distinct document is decoded once at the request, however many items and references name it. A request may make the service decode at most ${DECODE_BUDGET_MEGAPIXELS} megapixels, ` +
@@ -152,7 +153,7 @@ export function registerCreateCheck(app: App): void {
   app.openapi(createCheck, async (c) => {
     const tenant = c.get("tenant");
     const caller = c.get("caller");
-    const wantsStream = (c.req.header("Accept") ?? "").toLowerCase().includes("text/event-stream");
+    const wantsStream = wantsEventStream(c.req.header("Accept"));
     const { engine, checkContext: ctx, checkRuns } = services(c);
 
     const body = await parseCheckBody(c, () => c.req.valid("json" as never));

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { rfc3339Millis } from "../../domain/rfc3339";
 import type { App } from "../../app";
 import { defineRoute, problems } from "../../http/route";
 import { fieldName, invalidField } from "../../http/problem";
@@ -15,7 +16,11 @@ const JOBS_CURSOR = "GET /sig/checks?view=jobs";
 const ITEMS_CURSOR = "GET /sig/checks?view=items";
 export const LIST_LIMIT = { min: 1, max: 200, default: 50 } as const;
 
-const DateTime = z.iso.datetime({ offset: true });
+/** An RFC 3339 date-time (domain/rfc3339.ts: any precision, lower-case `t`/`z`, a leap second). */
+const DateTime = z
+  .string()
+  .refine((s) => rfc3339Millis(s) !== null, "must be an RFC 3339 date-time")
+  .openapi({ format: "date-time" });
 
 const ListQuery = z.object({
   view: z.enum(["jobs", "items", "summary"]).default("jobs"),
@@ -114,7 +119,8 @@ export function registerListChecks(app: App): void {
     const tenant = c.get("tenant");
     const db = tenant.store.db;
     const origin = new URL(c.req.url).origin;
-    const iso = (s: string | undefined) => (s === undefined ? undefined : new Date(s).toISOString());
+    // To the millisecond, rounded up (rfc3339Millis): exact against times stored to the millisecond.
+    const iso = (s: string | undefined) => (s === undefined ? undefined : new Date(rfc3339Millis(s)!).toISOString());
     const filters: ItemFilters = {
       since: iso(query.since),
       until: iso(query.until),
