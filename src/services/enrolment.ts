@@ -403,9 +403,7 @@ export async function enrolQueued(
       msg.refId,
       msg.uploadId,
     );
-  const touch = deps.store.db
-    .prepare("UPDATE subjects SET updated_at = ?, refs_revision = refs_revision + 1 WHERE org_id = ? AND subject_reference = ?")
-    .bind(now, msg.orgId, msg.subjectReference);
+  const touch = bumpRevision(deps.store.db, msg, now);
   const [res] = await deps.store.db.batch([update, touch]);
   if (res.meta.changes === 0) return "superseded";
   if (!result.ok) {
@@ -414,6 +412,13 @@ export async function enrolQueued(
   }
   await rebuildModel(deps, msg.orgId, msg.subjectReference);
   return "enrolled";
+}
+
+/** Bumps the subject's refs_revision with a change to its references (in the same batch): the model is stale. */
+function bumpRevision(db: D1Database, msg: EnrolMessage, now: string): D1PreparedStatement {
+  return db
+    .prepare("UPDATE subjects SET updated_at = ?, refs_revision = refs_revision + 1 WHERE org_id = ? AND subject_reference = ?")
+    .bind(now, msg.orgId, msg.subjectReference);
 }
 
 /** The enrolment of a stored upload's file; null when the file is gone (deleted meanwhile). */
@@ -497,9 +502,7 @@ async function enrolReplacement(
       row.uploadId,
       msg.uploadId,
     );
-  const touch = deps.store.db
-    .prepare("UPDATE subjects SET updated_at = ?, refs_revision = refs_revision + 1 WHERE org_id = ? AND subject_reference = ?")
-    .bind(now, msg.orgId, msg.subjectReference);
+  const touch = bumpRevision(deps.store.db, msg, now);
   const [res] = await deps.store.db.batch([swap, touch]);
   if (res.meta.changes === 0) return "superseded";
   await deps.store.files.delete(row.fileKey);
