@@ -24,6 +24,18 @@ export async function readMultipart(c: Context): Promise<FormData> {
   }
 }
 
+/**
+ * 400 naming the first part name the body holds twice: a form keeps both, and a reader taking the first
+ * (FormData.get) would silently ignore the other, so which file was checked would depend on order.
+ */
+export function refuseRepeatedParts(form: FormData): void {
+  const seen = new Set<string>();
+  for (const name of form.keys()) {
+    if (seen.has(name)) throw invalidField(fieldName("body", name), "appears more than once");
+    seen.add(name);
+  }
+}
+
 /** Parses a JSON body; malformed JSON is a 400 naming the body. */
 export async function readJson(c: Context): Promise<unknown> {
   const text = await c.req.text();

@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import type { App } from "../app";
 import type { AppEnv } from "../http/context";
 import { ProblemError, fieldName, invalidField, notFound } from "../http/problem";
-import { readMultipart } from "../http/multipart";
+import { readMultipart, refuseRepeatedParts } from "../http/multipart";
 import { AUTH_PROBLEMS, defineRoute, problems } from "../http/route";
 import { Identifier } from "../http/schemas";
 import { absoluteUrl } from "../http/location";
@@ -172,9 +172,9 @@ const remove = defineRoute(
 );
 
 /**
- * The JSON part of a multipart body, sent as a text field or as a file part typed application/json.
- * TODO(merge): the checks route's `request` part gets the same treatment in src/http/multipart.ts on the
- * hardening branch; use that shared helper here once merged.
+ * The JSON part of a multipart body, sent as a text field or as a file part typed application/json. Unlike
+ * the checks route's `request` part (readJsonPart in src/http/multipart.ts), a file part without a type is
+ * read as JSON, and the part has its own size bound.
  */
 async function jsonPart(form: FormData, name: string, maxBytes: number): Promise<unknown> {
   const raw = form.get(name) as unknown;
@@ -198,6 +198,7 @@ async function jsonPart(form: FormData, name: string, maxBytes: number): Promise
 
 async function readTemplateBody(c: Context<AppEnv>): Promise<{ input: TemplateCreate; blank: Uint8Array }> {
   const form = await readMultipart(c);
+  refuseRepeatedParts(form);
   for (const name of form.keys()) {
     if (name !== "template" && name !== "blank")
       throw invalidField(fieldName("body", name), "is not a part of this body (send template and blank)");

@@ -98,6 +98,14 @@ describe("POST /sig/checks refusals", () => {
     const noRequest = new FormData();
     noRequest.append("d", new Blob([signaturePng(11, 1)]), "d.png");
     expect((await postCheck(org.apiKey, noRequest)).status).toBe(400);
+    // A part name held twice: which file would be checked must not depend on the order of the parts.
+    const twice = checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(11, 1) });
+    twice.append("d", new Blob([signaturePng(11, 2)], { type: "image/png" }), "d2.png");
+    const repeated = await expectProblem(await postCheck(org.apiKey, twice), 400, "invalid_request");
+    expect(repeated.errors[0]).toMatchObject({ field: "body.d", message: "appears more than once" });
+    const requestTwice = checkForm({ items: [{ file: "d", subject_reference: "alice" }] }, { d: signaturePng(11, 1) });
+    requestTwice.append("request", JSON.stringify({ items: [{ file: "d", subject_reference: "bob" }] }));
+    expect((await expectProblem(await postCheck(org.apiKey, requestTwice), 400)).errors[0].field).toBe("body.request");
     const badJson = new FormData();
     badJson.append("request", "{not json");
     expect((await expectProblem(await postCheck(org.apiKey, badJson), 400)).detail).toContain("request");

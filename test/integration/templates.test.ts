@@ -136,6 +136,10 @@ describe("template routes", () => {
     badJson.append("template", "{not json");
     badJson.append("blank", new Blob([blank]), "b.png");
     expect((await expectProblem(await postTemplate(org.apiKey, badJson), 400)).errors[0].field).toBe("body.template");
+    // Two blanks: which one would be registered must not depend on the order of the parts.
+    const twoBlanks = templateBody({ template_id: "x", boxes: BOX_SPEC }, blank);
+    twoBlanks.append("blank", new Blob([blank], { type: "image/png" }), "b2.png");
+    expect((await expectProblem(await postTemplate(org.apiKey, twoBlanks), 400)).errors[0].field).toBe("body.blank");
   });
 
   it("415 for a blank that is not PNG or PDF, and for a body that is not multipart", async () => {

@@ -8,7 +8,7 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import type { AppEnv } from "../../http/context";
 import { ProblemError, fieldName, invalidField } from "../../http/problem";
-import { mediaType, readJsonPart, readMultipart, unsupportedMediaType } from "../../http/multipart";
+import { mediaType, readJsonPart, readMultipart, refuseRepeatedParts, unsupportedMediaType } from "../../http/multipart";
 import { fetchDocument, newFetchBudget } from "../../fetch/url-fetch";
 import { urlPolicyOf } from "../../services/url-policy";
 import { configOf } from "../../config";
@@ -54,6 +54,7 @@ export async function parseCheckBody(c: Context<AppEnv>, validJson: () => unknow
   const type = mediaType(c);
   if (type === "multipart/form-data") {
     const form = await readMultipart(c);
+    refuseRepeatedParts(form);
     const json = await readJsonPart(form, "request");
     if (json === null) throw invalidField(requestField(true), "the multipart body needs a JSON part named request (CheckRequest)");
     const parsed = CheckRequestSchema.safeParse(json);
