@@ -23,7 +23,11 @@ if (!/BUCKET_SECRET_KEY=/.test(readFileSync(".dev.vars", "utf8"))) {
   writeFileSync(".dev.vars", `BUCKET_SECRET_KEY=bk_${randomBytes(24).toString("hex")}\n`, { flag: "a" });
 }
 
-const dev = spawn(wrangler, ["dev", "--port", port, "--ip", "127.0.0.1"], { stdio: "inherit" });
+// The addresses the service writes into what it sends (status_url in drop summaries, webhook payloads)
+// follow the port it runs on; wrangler.toml's API_BASE_URL names the default one.
+const dev = spawn(wrangler, ["dev", "--port", port, "--ip", "127.0.0.1", "--var", `API_BASE_URL:http://127.0.0.1:${port}`], {
+  stdio: "inherit",
+});
 dev.on("exit", (code) => process.exit(code ?? 0));
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => dev.kill(sig));
 

@@ -58,6 +58,9 @@ export function readDropKey(key: string): DropKey | null {
         orgId,
         reason: `the folder name ${JSON.stringify(subject)} is not a subject_reference (1 to 128 characters of [A-Za-z0-9._-])`,
       };
+    // As for a manifest's files (spec 2.1): a name starting with `.` is reserved, not a document to check.
+    if (parts[2].startsWith("."))
+      return { kind: "unsupported", orgId, reason: `the file name ${JSON.stringify(parts[2])} starts with ".", which is reserved` };
     return { kind: "single", orgId, folder: `${root}inbox/${subject}/`, subjectReference: subject, name: parts[2] };
   }
   return {
