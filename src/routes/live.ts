@@ -94,6 +94,18 @@ export function registerLiveRoutes(app: App): void {
   app.openapi(live, async (c) => {
     if (c.req.header("Upgrade")?.toLowerCase() !== "websocket")
       throw invalidField("Upgrade", "must be websocket: GET /sig/live is a WebSocket");
+    // The handshake itself (RFC 6455 4.1, 4.2.2): left to the runtime, a bad one got its plain-text 400 after
+    // the 101 was made, not a problem document.
+    if (c.req.header("Sec-WebSocket-Version")?.trim() !== "13") {
+      const message = "must be 13 (RFC 6455)";
+      throw new ProblemError("invalid_request", `Sec-WebSocket-Version: ${message}`, {
+        extensions: { errors: [{ field: "Sec-WebSocket-Version", message }] },
+        // The version this server speaks, as RFC 6455 4.4 asks of a refusal.
+        headers: { "Sec-WebSocket-Version": "13" },
+      });
+    }
+    if (!/^[A-Za-z0-9+/]{22}==$/.test(c.req.header("Sec-WebSocket-Key")?.trim() ?? ""))
+      throw invalidField("Sec-WebSocket-Key", "must be a random 16-byte value in base64 (RFC 6455)");
     const tenant = c.get("tenant");
     const caller = c.get("caller");
     const offered = (c.req.header("Sec-WebSocket-Protocol") ?? "").split(",").map((p) => p.trim());

@@ -38,9 +38,15 @@ export async function closeAllLive(): Promise<void> {
 }
 
 /** GET /sig/live; the response as is (for refusals) and, on 101, the accepted socket. */
-export async function openLive(opts: { key?: string; protocols?: string; base?: string; upgrade?: boolean } = {}): Promise<LiveSocket> {
+export async function openLive(
+  opts: { key?: string; protocols?: string; base?: string; upgrade?: boolean; handshake?: Record<string, string> } = {},
+): Promise<LiveSocket> {
   const headers: Record<string, string> = {};
-  if (opts.upgrade !== false) headers.Upgrade = "websocket";
+  if (opts.upgrade !== false) {
+    // What a browser sends (RFC 6455 4.1); `handshake` replaces them.
+    const nonce = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))));
+    Object.assign(headers, { Upgrade: "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": nonce }, opts.handshake);
+  }
   if (opts.protocols) headers["Sec-WebSocket-Protocol"] = opts.protocols;
   const response = await api("/sig/live", { key: opts.key, headers, base: opts.base ?? BASE });
   const ws = response.webSocket;

@@ -71,6 +71,16 @@ describe("GET /sig/live: refusals before the upgrade", () => {
     expect((await problemOf(wrong.response)).code).toBe("wrong_region");
   });
 
+  it("400 naming the header for a handshake without Sec-WebSocket-Key or with another version than 13", async () => {
+    const noKey = await openLive({ key: org.apiKey, handshake: { "Sec-WebSocket-Key": "" } });
+    expect(noKey.response.status).toBe(400);
+    expect((await problemOf(noKey.response)).detail).toMatch(/^Sec-WebSocket-Key: /);
+    const oldVersion = await openLive({ key: org.apiKey, handshake: { "Sec-WebSocket-Version": "8" } });
+    expect(oldVersion.response.status).toBe(400);
+    expect(oldVersion.response.headers.get("Sec-WebSocket-Version")).toBe("13");
+    expect((await problemOf(oldVersion.response)).detail).toMatch(/^Sec-WebSocket-Version: /);
+  });
+
   it("401 for a revoked or unknown session token, also when sent as the subprotocol", async () => {
     const s = await mintSession(org.apiKey, { subject_reference: "alice" });
     expect((await api(`/sig/sessions/${s.session_id}`, { method: "DELETE", key: org.apiKey })).status).toBe(204);
