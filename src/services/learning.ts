@@ -110,7 +110,12 @@ async function loadReviewable(store: RegionStore, orgId: string, jobId: string, 
   const [job, item] = await Promise.all([repo.job(orgId, jobId), repo.item(orgId, jobId, index)]);
   if (!job || !item) throw notFound("item");
   const result = storedResultOf(item);
-  if (item.state !== "done") throw conflict("The item has no decision to review yet: its job is still checking it.");
+  if (item.state !== "done") {
+    // A job that ended (rejected, failed) leaves items it never checked: they will not get a decision.
+    if (job.status === "queued" || job.status === "running")
+      throw conflict("The item has no decision to review yet: its job is still checking it.");
+    throw conflict(`The item has no decision to review: its job ended ${job.status} before checking it.`);
+  }
   if (!result || result.decision === null) throw conflict("The item has no decision to review: its check ended in an error.");
   if (!item.subjectReference) throw conflict("The item was not checked against a subject: there is no subject to record a verdict for.");
   return { result, subjectReference: item.subjectReference, expired: inboxExpired(job), policySpec: job.policySpec };

@@ -304,6 +304,20 @@ describe("confirm", () => {
     expect(res.status).toBe(200);
     expect((await expectProblem(await confirm(org.apiKey, "c-nosubject"), 409, "conflict")).detail).toMatch(/no decision/);
     expect(await reviewOf(org.apiKey, "c-nosubject")).toBeNull();
+    // An item its job never checked: "still checking" while the job runs, and why not once it has ended.
+    const pending = await postCheck(
+      org.apiKey,
+      checkForm({ job_id: "c-ended", items: [{ file: "doc", subject_reference: "alice" }] }, { doc: signaturePng(WRITER, 6) }),
+    );
+    expect(pending.status).toBe(200);
+    await env.DB_US.prepare("UPDATE check_items SET state = 'pending' WHERE org_id = ? AND job_id = 'c-ended'").bind(org.orgId).run();
+    for (const [status, detail] of [
+      ["running", /still checking/],
+      ["rejected", /ended rejected before checking it/],
+    ] as const) {
+      await env.DB_US.prepare("UPDATE check_jobs SET status = ? WHERE org_id = ? AND job_id = 'c-ended'").bind(status, org.orgId).run();
+      expect((await expectProblem(await confirm(org.apiKey, "c-ended"), 409, "conflict")).detail).toMatch(detail);
+    }
   });
 });
 
