@@ -736,7 +736,9 @@ function renderSummary(
           }
         : null,
       template: r?.template ?? null,
-      errors: e.errors.length > 0 ? e.errors : (r?.errors ?? (job && job.status === "rejected" && plan.error ? [plan.error] : [])),
+      // An item the drop never got checked (no job, or a rejected one) carries the drop's error, so that each
+      // item counted under counts.errors says why.
+      errors: e.errors.length > 0 ? e.errors : (r?.errors ?? ((!job || job.status === "rejected") && plan.error ? [plan.error] : [])),
     };
   });
   return {

@@ -836,6 +836,9 @@ describe("bucket drops through the S3 endpoint", () => {
     expect(refusal).toMatchObject({ job_id: null, status: "not_submitted", error: { code: "job_id_in_use" } });
     expect(refusal.error!.detail).toMatch(/again-1/);
     expect(refusal.error!.detail).toMatch(/earlier upload/);
+    // Every item counted as an error says why: the drop's own error.
+    expect(refusal.counts.errors).toBe(refusal.items.length);
+    for (const item of refusal.items) expect(item).toMatchObject({ decision: null, errors: [{ code: "job_id_in_use" }] });
     const listed = await s3.send(new ListObjectsV2Command({ Bucket: key.bucket, Prefix: folder }));
     expect(listed.Contents?.map((c) => c.Key)).toContain(second!.summary_key);
     const jobs = (await (await api("/sig/checks?source=bucket", { key: org.apiKey })).json()) as { jobs: { job_id: string }[] };
