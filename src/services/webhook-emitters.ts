@@ -95,26 +95,17 @@ export async function emitQueuedReference(deps: EmitDeps, subjectReference: stri
   const row = await subjectsRepo(deps.store.db).reference(deps.org.id, subjectReference, refId);
   if (!row) return;
   const pending = parseReplacement(row.replacement);
-  if (row.uploadId !== uploadId && pending?.uploadId === uploadId && pending.status === "rejected") {
-    // A rejected replacement of a live reference (which stays): the upload's own outcome.
-    const id = await deterministicEventId(deps.org.id, "reference.rejected", `${subjectReference}/${refId}/${uploadId}`);
-    await publishEvent(deps, "sig", {
-      id,
-      type: "reference.rejected",
-      data: {
-        subject_reference: subjectReference,
-        ref_id: refId,
-        status: "rejected",
-        source: pending.source,
-        rejected_reason: pending.rejectedReason,
-        rejected_detail: pending.rejectedDetail,
-        at: new Date().toISOString(),
-      },
-    });
-    return;
-  }
-  if (row.uploadId !== uploadId || (row.status !== "enrolled" && row.status !== "rejected")) return;
-  const type = row.status === "enrolled" ? "reference.enrolled" : "reference.rejected";
+  // The upload is the reference itself, or a rejected replacement of a live reference (which stays).
+  const outcome =
+    row.uploadId === uploadId
+      ? row.status === "queued"
+        ? null
+        : { status: row.status, source: row.source, reason: row.rejectedReason, detail: row.rejectedDetail, at: row.enrolledAt }
+      : pending?.uploadId === uploadId && pending.status === "rejected"
+        ? { status: pending.status, source: pending.source, reason: pending.rejectedReason, detail: pending.rejectedDetail, at: null }
+        : null;
+  if (!outcome) return;
+  const type = outcome.status === "enrolled" ? "reference.enrolled" : "reference.rejected";
   const id = await deterministicEventId(deps.org.id, type, `${subjectReference}/${refId}/${uploadId}`);
   await publishEvent(deps, "sig", {
     id,
@@ -122,11 +113,11 @@ export async function emitQueuedReference(deps: EmitDeps, subjectReference: stri
     data: {
       subject_reference: subjectReference,
       ref_id: refId,
-      status: row.status,
-      source: row.source,
-      rejected_reason: row.rejectedReason ?? null,
-      rejected_detail: row.rejectedDetail ?? null,
-      at: row.enrolledAt ?? new Date().toISOString(),
+      status: outcome.status,
+      source: outcome.source,
+      rejected_reason: outcome.reason ?? null,
+      rejected_detail: outcome.detail ?? null,
+      at: outcome.at ?? new Date().toISOString(),
     },
   });
 }

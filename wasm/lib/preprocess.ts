@@ -451,12 +451,7 @@ function extremumRows(a: usize, b: usize, W: i32, H: i32, isMax: bool): void {
     const from = a + (<usize>(l * W) << 2);
     const to = b + (<usize>(l * W) << 2);
     memory.copy(pad + (<usize>R << 2), from, <usize>W << 2);
-    // m2[i] covers pad[i..i+1]; then in place m4[i] = pad[i..i+3], m8[i] = pad[i..i+7]. Each step reads
-    // only ahead of what it writes, and a vector is loaded before it is stored, so four at a time reads
-    // the same values as one at a time.
-    doubling(pad, m, len - 1, 1, isMax);
-    doubling(m, m, len - 3, 2, isMax);
-    doubling(m, m, len - 7, 4, isMax);
+    windowsOf8(pad, m, len, isMax);
     // Output t's window is pad[t..t+8]: m8[t] and pad[t+8].
     let t = 0;
     for (; t + 4 <= W; t += 4) {
@@ -466,6 +461,17 @@ function extremumRows(a: usize, b: usize, W: i32, H: i32, isMax: bool): void {
       store<f32>(to + (<usize>t << 2), pick(load<f32>(m + (<usize>t << 2)), load<f32>(pad + (<usize>(t + 2 * R) << 2)), isMax));
     }
   }
+}
+
+/**
+ * m[i] = the extremum of pad[i..i+7], for a padded line of `len` values: m2[i] covers pad[i..i+1], then in
+ * place m4[i] = pad[i..i+3] and m8[i] = pad[i..i+7]. Each step reads only ahead of what it writes, and a
+ * vector is loaded before it is stored, so four at a time reads the same values as one at a time.
+ */
+@inline function windowsOf8(pad: usize, m: usize, len: i32, isMax: bool): void {
+  doubling(pad, m, len - 1, 1, isMax);
+  doubling(m, m, len - 3, 2, isMax);
+  doubling(m, m, len - 7, 4, isMax);
 }
 
 /** dst[i] = extremum of src[i] and src[i + gap] for i < n, four at a time, then the rest one by one. */
@@ -482,7 +488,7 @@ function extremumRows(a: usize, b: usize, W: i32, H: i32, isMax: bool): void {
   }
 }
 
-/** One line of extremum, one value at a time: `n` values `step` bytes apart, from `from` into `to`. */
+/** One line of extremum: `n` values `step` bytes apart, from `from` into `to` (a column past the last four). */
 function extremumLine(from: usize, to: usize, n: i32, step: usize, isMax: bool): void {
   const R = FLAT_RADIUS;
   const len = n + 2 * R;
@@ -495,9 +501,7 @@ function extremumLine(from: usize, to: usize, n: i32, step: usize, isMax: bool):
     store<f32>(pad + (<usize>(n + R + k) << 2), fill);
   }
   for (let t = 0; t < n; t++) store<f32>(pad + (<usize>(t + R) << 2), load<f32>(from + <usize>t * step));
-  for (let i = 0; i < len - 1; i++) store<f32>(m2 + (<usize>i << 2), pick(load<f32>(pad + (<usize>i << 2)), load<f32>(pad + (<usize>(i + 1) << 2)), isMax));
-  for (let i = 0; i < len - 3; i++) store<f32>(m2 + (<usize>i << 2), pick(load<f32>(m2 + (<usize>i << 2)), load<f32>(m2 + (<usize>(i + 2) << 2)), isMax));
-  for (let i = 0; i < len - 7; i++) store<f32>(m2 + (<usize>i << 2), pick(load<f32>(m2 + (<usize>i << 2)), load<f32>(m2 + (<usize>(i + 4) << 2)), isMax));
+  windowsOf8(pad, m2, len, isMax);
   for (let t = 0; t < n; t++) store<f32>(to + <usize>t * step, pick(load<f32>(m2 + (<usize>t << 2)), load<f32>(pad + (<usize>(t + 2 * R) << 2)), isMax));
   arenaRewind(m);
 }
